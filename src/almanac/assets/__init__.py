@@ -1,0 +1,1 @@
+"""Almanac assets."""

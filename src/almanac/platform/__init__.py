@@ -1,0 +1,1 @@
+"""The domain: contract, store, lifecycle. Imports neither Dagster nor FastAPI."""
