@@ -1,0 +1,1 @@
+"""The store: SQLAlchemy models, Alembic migrations and the revision-aware write."""
