@@ -166,3 +166,85 @@ def max_runs_per_day(schedule: Schedule, zone: str) -> int:
         if best > MAX_RUNS_A_DAY:
             return best
     return best
+
+
+@dataclass(frozen=True, slots=True)
+class Due:
+    """The answer of the due rule.
+
+    `scheduled_for` is the UTC instant of the newest scheduled time the run stands for (the
+    orchestrator's run key); it is None only for a first run when no scheduled time has come yet.
+    """
+
+    due: bool
+    scheduled_for: datetime | None
+    first_run: bool = False
+
+
+def _aware_utc(instant: datetime, name: str) -> datetime:
+    if instant.tzinfo is None or instant.utcoffset() is None:
+        raise ValueError(f"{name} must be an aware instant, got a naive datetime")
+    return instant.astimezone(UTC)
+
+
+def _minute(wall: datetime) -> datetime:
+    return wall.replace(second=0, microsecond=0)
+
+
+def latest_scheduled_at_or_before(schedule: Schedule, zone: str, now: datetime) -> datetime | None:
+    """The newest scheduled instant at or before `now` (UTC), skipped and repeated times resolved.
+
+    Wall times a clock change skips never count; a repeated wall time counts at its first instant.
+    """
+    tz = _zone(zone)
+    now = _aware_utc(now, "now")
+    local = now.astimezone(tz)
+    wall = _minute(local.replace(tzinfo=None))
+    if local.fold == 1:
+        # In the second pass of a repeated hour every later wall time of that hour already had
+        # its first instant, so the search starts past the hour.
+        first_offset = local.replace(fold=0).utcoffset() or timedelta(0)
+        second_offset = local.utcoffset() or timedelta(0)
+        wall += max(first_offset - second_offset, timedelta(0))
+    try:
+        it = croniter(schedule.text, wall + timedelta(minutes=1))
+        for _ in range(_SEARCH_LIMIT):
+            candidate = it.get_prev(datetime)
+            instant = _wall_instant(candidate, tz)
+            if instant is not None and instant <= now:
+                return instant
+    except CroniterError:
+        return None
+    return None
+
+
+def next_run_after(schedule: Schedule, zone: str, after: datetime) -> datetime | None:
+    """The first scheduled instant strictly after `after` (UTC), for display; None if none comes."""
+    tz = _zone(zone)
+    after = _aware_utc(after, "after")
+    wall = _minute(after.astimezone(tz).replace(tzinfo=None))
+    try:
+        it = croniter(schedule.text, wall - timedelta(minutes=1))
+        for _ in range(_SEARCH_LIMIT):
+            candidate = it.get_next(datetime)
+            instant = _wall_instant(candidate, tz)
+            if instant is not None and instant > after:
+                return instant
+    except CroniterError:
+        return None
+    return None
+
+
+def is_due(schedule: Schedule, zone: str, last_attempt: datetime | None, now: datetime) -> Due:
+    """Running rules 1-3: due when a scheduled time passed since the last attempt (zone clock).
+
+    Several missed times give one run, for the newest of them. `last_attempt` None means the
+    plug-in was never attempted: its very first run starts at once (rule 3), so it is due.
+    """
+    newest = latest_scheduled_at_or_before(schedule, zone, now)
+    if last_attempt is None:
+        return Due(due=True, scheduled_for=newest, first_run=True)
+    last_attempt = _aware_utc(last_attempt, "last_attempt")
+    if newest is not None and newest > last_attempt:
+        return Due(due=True, scheduled_for=newest)
+    return Due(due=False, scheduled_for=None)
