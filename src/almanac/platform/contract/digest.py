@@ -1,0 +1,156 @@
+"""The digest of a plug-in's code (Plug-in folder table; DECISIONS section 4).
+
+Covered files: every regular file in the folder except, at the top of the folder, `fixtures/`,
+`listing/`, `listing.json`, `review.json`, `README.md`, `AGENTS.md`, `CLAUDE.md`,
+`node_modules/` and `.git/`, and except any `.DS_Store` at any depth. For each covered file the
+line `<sha256 hex>  <path>\\n` (path relative, `/`-separated, UTF-8), lines ordered by the path's
+UTF-8 bytes; the digest is `sha256:<hex>` of that text, the same as
+
+    find . -type f ... -printf '%P\\0' | LC_ALL=C sort -z | xargs -0 sha256sum | sha256sum
+
+A symbolic link anywhere in the folder is PLG-CODE-SYMLINK and is never followed (`.git/` and
+`node_modules/` are not walked: they are never packed). A covered file that is not `.mjs`,
+`.json`, `.md`, `.txt` or `LICENSE` ("Limits": code file types), a special file, or a name that is
+not UTF-8 or holds a backslash or control character is PLG-CODE-FILE-TYPE.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import stat
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from almanac.platform.contract.problems import Problem
+
+EXCLUDED_TOP = frozenset(
+    {"fixtures", "listing", "listing.json", "review.json", "README.md", "AGENTS.md", "CLAUDE.md"}
+)
+NOT_WALKED_TOP = frozenset({"node_modules", ".git"})
+EXCLUDED_ANYWHERE = frozenset({".DS_Store"})
+CODE_SUFFIXES = (".mjs", ".json", ".md", ".txt")
+CODE_NAMES = frozenset({"LICENSE"})
+
+
+@dataclass(frozen=True, slots=True)
+class DigestResult:
+    """The digest (None when a link makes it undefined), covered paths in order, and problems."""
+
+    digest: str | None
+    files: list[str]
+    problems: list[Problem] = field(default_factory=list)
+
+
+def _utf8_key(path: str) -> bytes:
+    return path.encode("utf-8", "surrogateescape")
+
+
+def _bad_name(name: str) -> str | None:
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return "is not UTF-8"
+    if "\\" in name:
+        return "holds a backslash"
+    if any(ord(c) < 0x20 or ord(c) == 0x7F for c in name):
+        return "holds a control character"
+    return None
+
+
+def is_code_file_type(path: str) -> bool:
+    """Whether a covered path is a code file type: `.mjs`, `.json`, `.md`, `.txt` or LICENSE."""
+    name = path.rsplit("/", 1)[-1]
+    return name in CODE_NAMES or name.endswith(CODE_SUFFIXES)
+
+
+def _walk(folder: Path) -> tuple[list[str], list[Problem]]:
+    covered: list[str] = []
+    problems: list[Problem] = []
+
+    def visit(directory: Path, prefix: str) -> None:
+        with os.scandir(directory) as entries:
+            for entry in sorted(entries, key=lambda e: _utf8_key(e.name)):
+                rel = prefix + entry.name
+                if entry.is_symlink():
+                    problems.append(
+                        Problem(
+                            "PLG-CODE-SYMLINK",
+                            f"{rel} is a symbolic link; links are never followed",
+                            path=rel,
+                        )
+                    )
+                    continue
+                if not prefix and entry.name in NOT_WALKED_TOP:
+                    continue
+                if entry.name in EXCLUDED_ANYWHERE:
+                    continue
+                mode = entry.stat(follow_symlinks=False).st_mode
+                if stat.S_ISDIR(mode):
+                    visit(Path(entry.path), rel + "/")
+                    continue
+                if not prefix and entry.name in EXCLUDED_TOP:
+                    continue
+                if prefix.split("/", 1)[0] in EXCLUDED_TOP:
+                    continue
+                if not stat.S_ISREG(mode):
+                    problems.append(
+                        Problem("PLG-CODE-FILE-TYPE", f"{rel} is not a regular file", path=rel)
+                    )
+                    continue
+                bad = _bad_name(rel)
+                if bad is not None:
+                    shown = rel.encode("utf-8", "backslashreplace").decode("ascii", "replace")
+                    problems.append(
+                        Problem("PLG-CODE-FILE-TYPE", f"the name {shown!r} {bad}", path=shown)
+                    )
+                    continue
+                if not is_code_file_type(rel):
+                    problems.append(
+                        Problem(
+                            "PLG-CODE-FILE-TYPE",
+                            f"{rel} is not a .mjs, .json, .md, .txt or LICENSE file; "
+                            "only fixtures/ and listing/ may hold other kinds",
+                            path=rel,
+                        )
+                    )
+                covered.append(rel)
+
+    visit(folder, "")
+    covered.sort(key=_utf8_key)
+    return covered, problems
+
+
+def covered_files(folder: str | os.PathLike[str]) -> list[str]:
+    """The covered paths of a folder in digest order (what `digest --files` prints)."""
+    return _walk(Path(folder))[0]
+
+
+def _digest_lines(pairs: Iterable[tuple[str, str]]) -> str:
+    text = "".join(
+        f"{hex_}  {path}\n" for path, hex_ in sorted(pairs, key=lambda p: _utf8_key(p[0]))
+    )
+    return "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def folder_digest(folder: str | os.PathLike[str]) -> DigestResult:
+    """Digest a plug-in folder; a symbolic link anywhere leaves the digest None."""
+    root = Path(folder)
+    files, problems = _walk(root)
+    if any(p.code == "PLG-CODE-SYMLINK" for p in problems):
+        return DigestResult(None, files, problems)
+    pairs = []
+    for rel in files:
+        with open(root / rel, "rb") as handle:
+            pairs.append((rel, hashlib.file_digest(handle, "sha256").hexdigest()))
+    return DigestResult(_digest_lines(pairs), files, problems)
+
+
+def digest_of_files(files: Mapping[str, bytes]) -> str:
+    """The digest of code kept as path → bytes (every given path is hashed, none left out)."""
+    for path in files:
+        bad = _bad_name(path)
+        if bad is not None or path.startswith("/") or "" in path.split("/"):
+            raise ValueError(f"code path {path!r} is not a relative /-separated UTF-8 path")
+    return _digest_lines((path, hashlib.sha256(data).hexdigest()) for path, data in files.items())
