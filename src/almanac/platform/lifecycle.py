@@ -1,0 +1,120 @@
+"""The approved-plug-in state machine ("States and transitions", Approved plug-in table).
+
+Pure rule only: `next_state` says where a trigger leads and whether a run starts at once.
+The store persists the move (who, when) and leaves the run request.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+
+
+class State(StrEnum):
+    PENDING = "pending"
+    APPROVED = "approved"
+    FAILING = "failing"
+    PAUSED = "paused"
+    REMOVED = "removed"
+
+
+class Trigger(StrEnum):
+    CODE_CHANGED = "code-changed"
+    """The first version arrives, or any covered file changes (even only `version`)."""
+    APPROVE = "approve"
+    REMOVE = "remove"
+    PAUSE = "pause"
+    RESUME = "resume"
+    RUN_FAILED = "run-failed"
+    RUN_SUCCEEDED = "run-succeeded"
+
+
+class RunTrigger(StrEnum):
+    """Why a run happened (kept on the run row and on a run request)."""
+
+    SCHEDULE = "schedule"
+    RETRY = "retry"
+    APPROVAL = "approval"
+    RESUME = "resume"
+    FIRST = "first"
+    BACKFILL = "backfill"
+
+
+class TransitionRefused(Exception):
+    """The trigger is not allowed from this state, or its condition does not hold."""
+
+
+@dataclass(frozen=True, slots=True)
+class Facts:
+    """What the conditions of the table read.
+
+    `digest_shown`: the digest on the page the person approved from; `current_digest`: the
+    digest of the newest covered files; `approved_digest`: the digest last approved (None if
+    none); `ever_approved`: an earlier version was approved; `ever_ran`: any run is stored.
+    """
+
+    current_digest: str | None = None
+    digest_shown: str | None = None
+    approved_digest: str | None = None
+    ever_approved: bool = False
+    ever_ran: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Move:
+    """Where the trigger leads; `starts` names the run that starts at once, if any."""
+
+    state: State
+    starts: RunTrigger | None = None
+
+
+_ACTIVE = (State.APPROVED, State.FAILING, State.PAUSED)
+
+
+def next_state(state: State | None, trigger: Trigger, facts: Facts) -> Move:
+    """The next state for `trigger` from `state` (Approved plug-in table of "States and
+    transitions"); TransitionRefused when the table allows no move."""
+    if trigger is Trigger.CODE_CHANGED:
+        if state is None or state is State.PENDING or state in _ACTIVE:
+            # Stays Pending until approved, even when the files change back.
+            return Move(State.PENDING)
+        if state is State.REMOVED:
+            # A removed plug-in stays removed; approving the new code brings it back.
+            return Move(State.REMOVED)
+    if state is None:
+        raise TransitionRefused("the plug-in has no version yet")
+    if trigger is Trigger.APPROVE:
+        if state not in (State.PENDING, State.REMOVED):
+            raise TransitionRefused(f"a plug-in that is {state} cannot be approved")
+        if facts.digest_shown is None or facts.digest_shown != facts.current_digest:
+            raise TransitionRefused(
+                "the digest shown is not the current digest: the files changed since the page "
+                "was shown; read the new version and approve again"
+            )
+        starts = RunTrigger.APPROVAL if facts.ever_ran else RunTrigger.FIRST
+        return Move(State.APPROVED, starts)
+    if trigger is Trigger.REMOVE:
+        if state is State.REMOVED:
+            raise TransitionRefused("the plug-in is already removed")
+        return Move(State.REMOVED)
+    if trigger is Trigger.PAUSE:
+        if state in (State.APPROVED, State.FAILING):
+            return Move(State.PAUSED)
+        if state is State.PENDING and facts.ever_approved:
+            return Move(State.PAUSED)
+        if state is State.PENDING:
+            raise TransitionRefused(
+                "a plug-in can be paused from Pending only when an earlier version was approved"
+            )
+        raise TransitionRefused(f"a plug-in that is {state} cannot be paused")
+    if trigger is Trigger.RESUME:
+        if state is not State.PAUSED:
+            raise TransitionRefused(f"only a paused plug-in can be resumed, not one {state}")
+        if facts.approved_digest is None or facts.current_digest != facts.approved_digest:
+            return Move(State.PENDING)
+        return Move(State.APPROVED, RunTrigger.RESUME)
+    if trigger is Trigger.RUN_FAILED:
+        return Move(State.FAILING if state is State.APPROVED else state)
+    if trigger is Trigger.RUN_SUCCEEDED:
+        return Move(State.APPROVED if state is State.FAILING else state)
+    raise TransitionRefused(f"{trigger} is not allowed from {state}")

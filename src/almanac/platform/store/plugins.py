@@ -1,0 +1,403 @@
+"""Plug-ins, their versions and code, and the moves of the approved-plug-in state machine.
+
+Every function takes a connection inside a transaction (`write_transaction`) and the moment
+`now`; every move is recorded in `plugin_moves` with who and when.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+from sqlalchemy import Connection, func, insert, select, update
+
+from almanac.platform.lifecycle import Facts, Move, RunTrigger, State, Trigger, next_state
+from almanac.platform.store.models import (
+    CodeBlob,
+    Plugin,
+    PluginMove,
+    PluginVersion,
+    Run,
+    RunRequest,
+    VersionFile,
+)
+
+RETAIN_ANSWERS = ("yes", "no", "unknown")
+ORIGINS = ("upload", "folder")
+RETRY_AFTER = timedelta(minutes=30)
+
+plugins = Plugin.__table__
+versions = PluginVersion.__table__
+blobs = CodeBlob.__table__
+version_files = VersionFile.__table__
+moves = PluginMove.__table__
+requests = RunRequest.__table__
+runs = Run.__table__
+
+
+class UnknownPlugin(LookupError):
+    """No plug-in has this id."""
+
+
+@dataclass(frozen=True, slots=True)
+class PluginStatus:
+    """A plug-in as the host shows it."""
+
+    id: str
+    state: State
+    current_version_id: int | None
+    current_digest: str | None
+    approved_version_id: int | None
+    approved_digest: str | None
+    retain: str
+    retain_registered: str
+    held: bool
+    taken_down: bool
+    shelved: bool
+
+
+@dataclass(frozen=True, slots=True)
+class ApprovedCode:
+    """The approved version's code, to be hashed again before each run."""
+
+    version_id: int
+    version: str
+    digest: str
+    manifest: dict[str, Any]
+    files: dict[str, bytes]
+
+
+def lock_plugin(conn: Connection, plugin_id: str) -> Mapping[str, Any]:
+    """The plug-in row, locked until the transaction ends (FOR UPDATE on PostgreSQL; on SQLite
+    the transaction already holds the write lock)."""
+    query = select(plugins).where(plugins.c.id == plugin_id).with_for_update()
+    row = conn.execute(query).mappings().first()
+    if row is None:
+        raise UnknownPlugin(f"no plug-in has the id {plugin_id!r}")
+    return row
+
+
+def _digest_of(conn: Connection, version_id: int | None) -> str | None:
+    if version_id is None:
+        return None
+    return conn.execute(select(versions.c.digest).where(versions.c.id == version_id)).scalar_one()
+
+
+def _facts(conn: Connection, row: Mapping[str, Any], digest_shown: str | None = None) -> Facts:
+    ever_ran = conn.execute(
+        select(func.count()).select_from(runs).where(runs.c.plugin_id == row["id"])
+    ).scalar_one()
+    return Facts(
+        current_digest=_digest_of(conn, row["current_version_id"]),
+        digest_shown=digest_shown,
+        approved_digest=_digest_of(conn, row["approved_version_id"]),
+        ever_approved=bool(row["ever_approved"]),
+        ever_ran=ever_ran > 0,
+    )
+
+
+def _log(
+    conn: Connection,
+    plugin_id: str,
+    action: str,
+    by: str,
+    now: datetime,
+    *,
+    from_state: str | None = None,
+    to_state: str | None = None,
+    version_id: int | None = None,
+    detail: dict[str, Any] | None = None,
+) -> None:
+    conn.execute(
+        insert(moves).values(
+            plugin_id=plugin_id,
+            action=action,
+            from_state=from_state,
+            to_state=to_state,
+            version_id=version_id,
+            by=by,
+            at=now,
+            detail=detail,
+        )
+    )
+
+
+def request_run(
+    conn: Connection,
+    plugin_id: str,
+    version_id: int,
+    trigger: RunTrigger,
+    by: str,
+    now: datetime,
+    not_before: datetime | None = None,
+) -> int:
+    """Leave a run request for the sensor (Running rules 3 and 4); its id is the run key."""
+    return conn.execute(
+        insert(requests)
+        .values(
+            plugin_id=plugin_id,
+            version_id=version_id,
+            trigger=str(trigger),
+            requested_by=by,
+            requested_at=now,
+            not_before=not_before or now,
+        )
+        .returning(requests.c.id)
+    ).scalar_one()
+
+
+def _apply(
+    conn: Connection,
+    row: Mapping[str, Any],
+    trigger: Trigger,
+    by: str,
+    now: datetime,
+    digest_shown: str | None = None,
+) -> tuple[Move, int | None]:
+    """Apply the pure rule to the locked row and persist the move; returns the run request id."""
+    before = State(row["state"]) if row["state"] else None
+    move = next_state(before, trigger, _facts(conn, row, digest_shown))
+    changes: dict[str, Any] = {"state": str(move.state)}
+    version_id = row["current_version_id"]
+    if trigger is Trigger.APPROVE:
+        changes.update(approved_version_id=version_id, ever_approved=True)
+    if trigger is Trigger.RESUME:
+        version_id = row["approved_version_id"]
+    conn.execute(update(plugins).where(plugins.c.id == row["id"]).values(**changes))
+    if move.state != before or trigger not in (Trigger.RUN_FAILED, Trigger.RUN_SUCCEEDED):
+        _log(
+            conn,
+            row["id"],
+            str(trigger),
+            by,
+            now,
+            from_state=str(before) if before else None,
+            to_state=str(move.state),
+            version_id=version_id,
+        )
+    request_id = None
+    if move.starts is not None:
+        request_id = request_run(conn, row["id"], version_id, move.starts, by, now)
+    return move, request_id
+
+
+def register_version(
+    conn: Connection,
+    *,
+    manifest: Mapping[str, Any],
+    digest: str,
+    files: Mapping[str, bytes],
+    origin: str,
+    by: str,
+    now: datetime,
+) -> int:
+    """Keep a version's code and manifest; a new digest moves the plug-in to Pending
+    ("(none)/Approved/Failing/Paused -> Pending" rows). `retain` is recorded at the first
+    registration only (Licence and retention). Returns the version id."""
+    if origin not in ORIGINS:
+        raise ValueError(f"origin must be one of {ORIGINS}, not {origin!r}")
+    plugin_id = manifest["id"]
+    exists = conn.execute(select(plugins.c.id).where(plugins.c.id == plugin_id)).first()
+    if exists is None:
+        retain = manifest["licence"]["retain"]
+        conn.execute(
+            insert(plugins).values(
+                id=plugin_id,
+                state=str(State.PENDING),
+                retain_registered=retain,
+                retain=retain,
+                ever_approved=False,
+                held=False,
+                taken_down=False,
+                shelved=False,
+                registered_at=now,
+            )
+        )
+    row = lock_plugin(conn, plugin_id)
+    version_id = conn.execute(
+        select(versions.c.id).where(versions.c.plugin_id == plugin_id, versions.c.digest == digest)
+    ).scalar()
+    if version_id is None:
+        version_id = conn.execute(
+            insert(versions)
+            .values(
+                plugin_id=plugin_id,
+                version=manifest["version"],
+                digest=digest,
+                manifest=dict(manifest),
+                origin=origin,
+                origin_by=by,
+                arrived_at=now,
+            )
+            .returning(versions.c.id)
+        ).scalar_one()
+        _store_files(conn, version_id, files)
+    if row["current_version_id"] == version_id:
+        return version_id
+    conn.execute(
+        update(plugins).where(plugins.c.id == plugin_id).values(current_version_id=version_id)
+    )
+    before = row["state"] if exists is not None else None
+    _apply(
+        conn,
+        {**row, "current_version_id": version_id, "state": before},
+        Trigger.CODE_CHANGED,
+        by,
+        now,
+    )
+    return version_id
+
+
+def _store_files(conn: Connection, version_id: int, files: Mapping[str, bytes]) -> None:
+    rows = []
+    for path, content in sorted(files.items()):
+        sha = hashlib.sha256(content).hexdigest()
+        known = conn.execute(select(blobs.c.sha256).where(blobs.c.sha256 == sha)).first()
+        if known is None:
+            conn.execute(insert(blobs).values(sha256=sha, content=content))
+        rows.append({"version_id": version_id, "path": path, "sha256": sha})
+    if rows:
+        conn.execute(insert(version_files), rows)
+
+
+def approve(conn: Connection, plugin_id: str, *, digest_shown: str, by: str, now: datetime) -> int:
+    """A person approves the current version; refused when `digest_shown` is not the current
+    digest. Returns the run request id (the run starts at once)."""
+    _, request_id = _apply(
+        conn, lock_plugin(conn, plugin_id), Trigger.APPROVE, by, now, digest_shown
+    )
+    assert request_id is not None
+    return request_id
+
+
+def pause(conn: Connection, plugin_id: str, *, by: str, now: datetime) -> None:
+    """A person pauses the plug-in (from Pending only when an earlier version was approved)."""
+    _apply(conn, lock_plugin(conn, plugin_id), Trigger.PAUSE, by, now)
+
+
+def resume(conn: Connection, plugin_id: str, *, by: str, now: datetime) -> int | None:
+    """A person resumes: unchanged files -> Approved with a run request (its id returned);
+    changed files -> Pending (None)."""
+    _, request_id = _apply(conn, lock_plugin(conn, plugin_id), Trigger.RESUME, by, now)
+    return request_id
+
+
+def remove(conn: Connection, plugin_id: str, *, by: str, now: datetime) -> None:
+    """A person removes the plug-in; its records are kept."""
+    _apply(conn, lock_plugin(conn, plugin_id), Trigger.REMOVE, by, now)
+
+
+def record_run_outcome(
+    conn: Connection, row: Mapping[str, Any], succeeded: bool, now: datetime
+) -> State:
+    """Approved -> Failing on a failed run, Failing -> Approved on a success (caller holds the
+    plug-in lock)."""
+    trigger = Trigger.RUN_SUCCEEDED if succeeded else Trigger.RUN_FAILED
+    move, _ = _apply(conn, row, trigger, "run", now)
+    return move.state
+
+
+def record_retain_answer(
+    conn: Connection, plugin_id: str, answer: str, *, by: str, now: datetime
+) -> None:
+    """The answer a person records at the host after reading the terms; from now on it rules
+    (Licence and retention)."""
+    if answer not in RETAIN_ANSWERS:
+        raise ValueError(f"retain must be one of {RETAIN_ANSWERS}, not {answer!r}")
+    row = lock_plugin(conn, plugin_id)
+    conn.execute(
+        update(plugins)
+        .where(plugins.c.id == plugin_id)
+        .values(retain=answer, retain_recorded_by=by, retain_recorded_at=now)
+    )
+    _log(conn, plugin_id, "retain", by, now, detail={"from": row["retain"], "to": answer})
+
+
+def set_taken_down(
+    conn: Connection, plugin_id: str, taken_down: bool, *, by: str, now: datetime
+) -> None:
+    """Take the plug-in down (its records hidden, kept; a write in progress is refused) or
+    restore it."""
+    lock_plugin(conn, plugin_id)
+    conn.execute(update(plugins).where(plugins.c.id == plugin_id).values(taken_down=taken_down))
+    _log(conn, plugin_id, "takedown" if taken_down else "restore", by, now)
+
+
+def set_shelved(conn: Connection, plugin_id: str, shelved: bool, *, by: str, now: datetime) -> None:
+    """Put the plug-in on the shelf (out of the store listing) or back."""
+    lock_plugin(conn, plugin_id)
+    conn.execute(update(plugins).where(plugins.c.id == plugin_id).values(shelved=shelved))
+    _log(conn, plugin_id, "shelve" if shelved else "unshelve", by, now)
+
+
+def plugin_status(conn: Connection, plugin_id: str) -> PluginStatus:
+    """The plug-in's state, versions, retain answer and flags."""
+    row = conn.execute(select(plugins).where(plugins.c.id == plugin_id)).mappings().first()
+    if row is None:
+        raise UnknownPlugin(f"no plug-in has the id {plugin_id!r}")
+    return PluginStatus(
+        id=row["id"],
+        state=State(row["state"]),
+        current_version_id=row["current_version_id"],
+        current_digest=_digest_of(conn, row["current_version_id"]),
+        approved_version_id=row["approved_version_id"],
+        approved_digest=_digest_of(conn, row["approved_version_id"]),
+        retain=row["retain"],
+        retain_registered=row["retain_registered"],
+        held=bool(row["held"]),
+        taken_down=bool(row["taken_down"]),
+        shelved=bool(row["shelved"]),
+    )
+
+
+def plugin_moves(conn: Connection, plugin_id: str) -> list[dict[str, Any]]:
+    """Every recorded move of the plug-in, oldest first."""
+    query = select(moves).where(moves.c.plugin_id == plugin_id).order_by(moves.c.id)
+    return [dict(r) for r in conn.execute(query).mappings()]
+
+
+def approved_code(conn: Connection, plugin_id: str) -> ApprovedCode:
+    """The approved version's manifest and files, to hash again before a run."""
+    row = conn.execute(select(plugins).where(plugins.c.id == plugin_id)).mappings().first()
+    if row is None or row["approved_version_id"] is None:
+        raise UnknownPlugin(f"plug-in {plugin_id!r} has no approved version")
+    version = (
+        conn.execute(select(versions).where(versions.c.id == row["approved_version_id"]))
+        .mappings()
+        .one()
+    )
+    files = conn.execute(
+        select(version_files.c.path, blobs.c.content)
+        .join(blobs, blobs.c.sha256 == version_files.c.sha256)
+        .where(version_files.c.version_id == version["id"])
+    ).all()
+    return ApprovedCode(
+        version_id=version["id"],
+        version=version["version"],
+        digest=version["digest"],
+        manifest=version["manifest"],
+        files={path: bytes(content) for path, content in files},
+    )
+
+
+def open_run_requests(conn: Connection, now: datetime) -> list[dict[str, Any]]:
+    """Run requests due at `now` and not yet taken, oldest first (for the sensor)."""
+    query = (
+        select(requests)
+        .where(requests.c.taken_at.is_(None), requests.c.not_before <= now)
+        .order_by(requests.c.id)
+    )
+    return [dict(r) for r in conn.execute(query).mappings()]
+
+
+def take_run_request(conn: Connection, request_id: int, now: datetime) -> bool:
+    """Mark a request taken; False when it was already taken."""
+    result = conn.execute(
+        update(requests)
+        .where(requests.c.id == request_id, requests.c.taken_at.is_(None))
+        .values(taken_at=now)
+    )
+    return result.rowcount == 1

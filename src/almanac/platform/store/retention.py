@@ -1,0 +1,68 @@
+"""Purge ("Licence and retention"): offered only while the held answer is `no`; a dry run
+counts; the person types the plug-in id; one transaction removes records and revisions; run
+history stays."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+
+from sqlalchemy import Connection, delete, func, select
+
+from almanac.platform.store.models import Record, Revision
+from almanac.platform.store.plugins import _log, lock_plugin
+
+records = Record.__table__
+revisions = Revision.__table__
+
+
+class PurgeRefused(Exception):
+    """The purge is not offered (answer not `no`) or the typed id does not match."""
+
+
+@dataclass(frozen=True, slots=True)
+class PurgeCount:
+    records: int
+    revisions: int
+    removed: bool
+
+
+def purge(
+    conn: Connection,
+    plugin_id: str,
+    *,
+    typed_id: str | None,
+    dry_run: bool,
+    by: str,
+    now: datetime,
+) -> PurgeCount:
+    """Count (dry run) or remove every record and revision of the plug-in, irreversibly;
+    refused unless the held retain answer is `no` and, to remove, `typed_id` is the plug-in id."""
+    plugin = lock_plugin(conn, plugin_id)
+    if plugin["retain"] != "no":
+        raise PurgeRefused(
+            f"purge is offered only while the recorded retain answer is 'no'; "
+            f"plug-in {plugin_id} has {plugin['retain']!r}"
+        )
+    ids = select(records.c.id).where(records.c.plugin_id == plugin_id)
+    record_count = conn.execute(
+        select(func.count()).select_from(records).where(records.c.plugin_id == plugin_id)
+    ).scalar_one()
+    revision_count = conn.execute(
+        select(func.count()).select_from(revisions).where(revisions.c.record_id.in_(ids))
+    ).scalar_one()
+    if dry_run:
+        return PurgeCount(record_count, revision_count, removed=False)
+    if typed_id != plugin_id:
+        raise PurgeRefused(f"type the plug-in id {plugin_id!r} exactly to purge its records")
+    conn.execute(delete(revisions).where(revisions.c.record_id.in_(ids)))
+    conn.execute(delete(records).where(records.c.plugin_id == plugin_id))
+    _log(
+        conn,
+        plugin_id,
+        "purge",
+        by,
+        now,
+        detail={"records": record_count, "revisions": revision_count},
+    )
+    return PurgeCount(record_count, revision_count, removed=True)
