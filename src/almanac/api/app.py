@@ -1,0 +1,121 @@
+"""The FastAPI application: `create_app(settings, clock=..., mailer=..., engine=...)`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from fastapi import APIRouter, FastAPI
+from sqlalchemy import Engine
+from sqlalchemy.orm import sessionmaker
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from almanac.api.context import ApiContext, Clock
+from almanac.api.problems import install_problem_handlers, problem_response
+from almanac.api.routes import auth, invitations, organizations, public, staff, tokens
+from almanac.platform.accounts import Passwords
+from almanac.platform.mail import Mailer
+from almanac.settings import Settings
+
+API_PREFIX = "/api/v1"
+MAX_BODY = 64 * 1024
+TOOL_FILE = Path(__file__).resolve().parents[3] / "tool" / "almanac-plugin.mjs"
+
+
+class _TooLarge(Exception):
+    pass
+
+
+class BodyLimit:
+    """Refuses a request body above `limit` bytes with 413 REQUEST-TOO-LARGE, whether the
+    size is declared in Content-Length or only seen while reading."""
+
+    def __init__(self, app: ASGIApp, limit: int, fastapi_app: FastAPI) -> None:
+        self.app = app
+        self.limit = limit
+        self.fastapi_app = fastapi_app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        declared = dict(scope["headers"]).get(b"content-length")
+        if declared is not None and declared.isdigit() and int(declared) > self.limit:
+            await self._refuse(scope, receive, send)
+            return
+        seen = 0
+        started = False
+
+        async def counted_receive() -> Message:
+            nonlocal seen
+            message = await receive()
+            if message["type"] == "http.request":
+                seen += len(message.get("body", b""))
+                if seen > self.limit:
+                    raise _TooLarge
+            return message
+
+        async def tracked_send(message: Message) -> None:
+            nonlocal started
+            if message["type"] == "http.response.start":
+                started = True
+            await send(message)
+
+        try:
+            await self.app(scope, counted_receive, tracked_send)
+        except _TooLarge:
+            if started:
+                raise
+            await self._refuse(scope, receive, send)
+
+    async def _refuse(self, scope: Scope, receive: Receive, send: Send) -> None:
+        from starlette.requests import Request
+
+        scope = dict(scope, app=self.fastapi_app)
+        response = problem_response(
+            Request(scope),
+            413,
+            "REQUEST-TOO-LARGE",
+            f"the request body is larger than {self.limit} bytes",
+        )
+        await response(scope, receive, send)
+
+
+def create_app(
+    settings: Settings,
+    *,
+    clock: Clock,
+    mailer: Mailer,
+    engine: Engine,
+    passwords: Passwords | None = None,
+    tool_file: Path = TOOL_FILE,
+    max_body: int = MAX_BODY,
+) -> FastAPI:
+    """The API under /api/v1 (OpenAPI at /api/v1/openapi.json), the invitation endpoint at
+    /api/developers/invitations, problem pages, the tool and /health. Every error is a
+    problem+json answer. `passwords` defaults to production argon2 parameters."""
+    app = FastAPI(
+        title="Almanac",
+        version="1",
+        openapi_url=f"{API_PREFIX}/openapi.json",
+        docs_url=f"{API_PREFIX}/docs",
+        redoc_url=None,
+    )
+    app.state.almanac = ApiContext(
+        settings=settings,
+        clock=clock,
+        mailer=mailer,
+        engine=engine,
+        sessions=sessionmaker(engine, expire_on_commit=False),
+        passwords=passwords or Passwords(),
+        tool_file=tool_file,
+    )
+    install_problem_handlers(app)
+
+    v1 = APIRouter(prefix=API_PREFIX)
+    for area in (auth, tokens, organizations, staff, invitations):
+        v1.include_router(area.router)
+    app.include_router(v1)
+    app.include_router(invitations.router, prefix="/api")
+    app.include_router(public.router)
+    app.add_middleware(BodyLimit, limit=max_body, fastapi_app=app)
+    return app

@@ -1,0 +1,35 @@
+"""What every request handler shares: settings, the clock, the mailer, the database."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+
+from sqlalchemy import Engine
+from sqlalchemy.orm import Session, sessionmaker
+
+from almanac.platform.accounts import Passwords
+from almanac.platform.mail import Mailer
+from almanac.settings import Settings
+
+Clock = Callable[[], datetime]
+
+
+@dataclass(frozen=True, slots=True)
+class ApiContext:
+    settings: Settings
+    clock: Clock
+    mailer: Mailer
+    engine: Engine
+    sessions: sessionmaker[Session]
+    passwords: Passwords
+    tool_file: Path
+
+    def now(self) -> datetime:
+        """The one clock read of a request; an aware moment."""
+        moment = self.clock()
+        if moment.tzinfo is None:
+            raise ValueError("the API clock must give timezone-aware moments")
+        return moment

@@ -1,0 +1,143 @@
+"""RFC 9457 problem details for every error the API answers (DECISIONS 6).
+
+`type` is the docs link of the catalog code, plus `title`, `status`, `detail`, `code`, and
+`findings` when a check produced several. Request input is never echoed back: it may hold a
+password.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from almanac.platform import accounts
+from almanac.platform.contract.problems import CATALOG, Problem, docs_link
+
+log = logging.getLogger(__name__)
+
+PROBLEM_JSON = "application/problem+json"
+
+ACCOUNT_STATUS: dict[type[accounts.AccountError], int] = {
+    accounts.InvalidInput: 422,
+    accounts.AuthenticationFailed: 401,
+    accounts.NotAuthenticated: 401,
+    accounts.EmailUnverified: 403,
+    accounts.Forbidden: 403,
+    accounts.NotFound: 404,
+    accounts.Conflict: 409,
+    accounts.VerificationInvalid: 400,
+    accounts.RateLimited: 429,
+}
+
+_STATUS_CODE = {
+    400: "REQUEST-MALFORMED",
+    401: "AUTH-REQUIRED",
+    403: "FORBIDDEN",
+    404: "NOT-FOUND",
+    405: "METHOD-NOT-ALLOWED",
+    413: "REQUEST-TOO-LARGE",
+    422: "REQUEST-INVALID",
+    429: "RATE-LIMITED",
+}
+
+
+class ProblemError(Exception):
+    """Raise from a route to answer with a problem: a status, a catalog code, a detail and
+    optionally the findings of a check."""
+
+    def __init__(
+        self,
+        status: int,
+        code: str,
+        detail: str,
+        findings: Sequence[Problem] = (),
+        headers: dict[str, str] | None = None,
+    ) -> None:
+        super().__init__(detail)
+        self.status = status
+        self.code = code
+        self.detail = detail
+        self.findings = tuple(findings)
+        self.headers = headers
+
+
+def problem_response(
+    request: Request,
+    status: int,
+    code: str,
+    detail: str,
+    findings: Sequence[Problem] = (),
+    headers: dict[str, str] | None = None,
+) -> JSONResponse:
+    """The problem+json answer for a catalog code."""
+    base_url = request.app.state.almanac.settings.base_url
+    entry = CATALOG.get(code)
+    body: dict[str, Any] = {
+        "type": docs_link(code, base_url),
+        "title": entry.title if entry else code,
+        "status": status,
+        "detail": detail,
+        "code": code,
+    }
+    if findings:
+        body["findings"] = [f.to_dict(base_url) for f in findings]
+    if status == 401:
+        headers = {"WWW-Authenticate": 'Bearer realm="almanac"', **(headers or {})}
+    return JSONResponse(body, status_code=status, media_type=PROBLEM_JSON, headers=headers)
+
+
+def _location(loc: Sequence[str | int]) -> str:
+    return ".".join(str(part) for part in loc)
+
+
+def install_problem_handlers(app: FastAPI) -> None:
+    """Route every error, FastAPI's own included, through `problem_response`."""
+
+    @app.exception_handler(ProblemError)
+    async def _problem(request: Request, exc: ProblemError) -> JSONResponse:
+        return problem_response(
+            request, exc.status, exc.code, exc.detail, exc.findings, exc.headers
+        )
+
+    @app.exception_handler(accounts.AccountError)
+    async def _account(request: Request, exc: accounts.AccountError) -> JSONResponse:
+        status = next((s for kind, s in ACCOUNT_STATUS.items() if isinstance(exc, kind)), 422)
+        return problem_response(request, status, exc.code, exc.detail)
+
+    @app.exception_handler(RequestValidationError)
+    async def _invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
+        errors = exc.errors()
+        if any(e.get("type") == "json_invalid" for e in errors):
+            return problem_response(
+                request, 400, "REQUEST-MALFORMED", "the request body is not valid JSON"
+            )
+        findings = [
+            Problem("REQUEST-INVALID", str(e.get("msg", "invalid")), path=_location(e["loc"]))
+            for e in errors
+        ]
+        first = findings[0]
+        detail = f"{first.path}: {first.message}"
+        if len(findings) > 1:
+            detail += f" (and {len(findings) - 1} more)"
+        return problem_response(request, 422, "REQUEST-INVALID", detail, findings)
+
+    @app.exception_handler(StarletteHTTPException)
+    async def _http(request: Request, exc: StarletteHTTPException) -> JSONResponse:
+        code = _STATUS_CODE.get(exc.status_code)
+        if code is None:
+            code = "INTERNAL-ERROR" if exc.status_code >= 500 else "REQUEST-INVALID"
+        detail = exc.detail if isinstance(exc.detail, str) else CATALOG[code].title
+        return problem_response(request, exc.status_code, code, detail, headers=exc.headers)
+
+    @app.exception_handler(Exception)
+    async def _crash(request: Request, exc: Exception) -> JSONResponse:
+        log.exception("unhandled error on %s %s", request.method, request.url.path)
+        return problem_response(
+            request, 500, "INTERNAL-ERROR", "the service failed to handle the request"
+        )

@@ -1,0 +1,112 @@
+"""Sign up, verify the e-mail address, sign in and out, and who am I."""
+
+from __future__ import annotations
+
+import logging
+
+from fastapi import APIRouter, Query, Request, Response, status
+
+from almanac.api.context import ApiContext
+from almanac.api.deps import SESSION_COOKIE, Context, CurrentAccount, Db, Now
+from almanac.api.schemas import AccountOut, OrganizationRef, SignInIn, SignUpIn, VerifiedOut
+from almanac.platform import accounts
+from almanac.platform.accounts import Account
+from almanac.platform.mail import MailError, MailMessage
+
+log = logging.getLogger(__name__)
+
+router = APIRouter(prefix="/auth", tags=["auth"])
+
+
+def account_out(db: Db, account: Account) -> AccountOut:
+    return AccountOut(
+        id=account.id,
+        email=account.email,
+        verified=account.verified,
+        created_at=account.created_at,
+        staff_roles=sorted(r.value for r in accounts.staff_roles(db, account)),
+        organizations=[
+            OrganizationRef(id=org.id, name=org.name, role=role)
+            for org, role in accounts.organizations_of(db, account)
+        ],
+    )
+
+
+def _mail_verification(ctx: ApiContext, account: Account, token: str, now) -> None:
+    link = accounts.verification_link(ctx.settings.base_url, token)
+    message = MailMessage(
+        to=account.email,
+        subject="Verify your e-mail address for Almanac",
+        body=(
+            "Open this link within 24 hours to verify your e-mail address:\n\n"
+            f"{link}\n\nIf you did not sign up for Almanac, ignore this message.\n"
+        ),
+    )
+    try:
+        ctx.mailer.send(message, now)
+    except MailError as exc:
+        # The account stands; the person can ask for a new mail once the server is back.
+        log.warning("verification mail for account %s not sent: %s", account.id, exc)
+
+
+@router.post("/signup", status_code=status.HTTP_201_CREATED, response_model=AccountOut)
+def sign_up(body: SignUpIn, db: Db, ctx: Context, now: Now) -> AccountOut:
+    """Create an account; a verification link is mailed to the address."""
+    created = accounts.sign_up(db, body.email, body.password.get_secret_value(), ctx.passwords, now)
+    db.commit()
+    _mail_verification(ctx, created.account, created.verification_token, now)
+    return account_out(db, created.account)
+
+
+@router.get("/verify", response_model=VerifiedOut)
+def verify(db: Db, now: Now, token: str = Query(max_length=200)) -> VerifiedOut:
+    """The mailed link: verifies the account's e-mail address (single use, 24 hours)."""
+    account = accounts.verify_email(db, token, now)
+    db.commit()
+    return VerifiedOut(verified=True, email=account.email)
+
+
+@router.post("/verify/resend", status_code=status.HTTP_202_ACCEPTED)
+def resend_verification(account: CurrentAccount, db: Db, ctx: Context, now: Now) -> Response:
+    """Mail a new verification link when the address is not verified yet."""
+    if not account.verified:
+        token = accounts.issue_verification(db, account, now)
+        db.commit()
+        _mail_verification(ctx, account, token, now)
+    return Response(status_code=status.HTTP_202_ACCEPTED)
+
+
+@router.post("/signin", response_model=AccountOut)
+def sign_in(body: SignInIn, response: Response, db: Db, ctx: Context, now: Now) -> AccountOut:
+    """Check e-mail and password and set the session cookie (HttpOnly, SameSite=Lax)."""
+    account = accounts.authenticate(db, body.email, body.password.get_secret_value(), ctx.passwords)
+    cookie = accounts.start_session(db, account, now)
+    db.commit()
+    response.set_cookie(
+        SESSION_COOKIE,
+        cookie,
+        max_age=int(accounts.identity.SESSION_LIFETIME.total_seconds()),
+        httponly=True,
+        samesite="lax",
+        secure=ctx.settings.base_url.startswith("https://"),
+        path="/",
+    )
+    return account_out(db, account)
+
+
+@router.post("/signout", status_code=status.HTTP_204_NO_CONTENT)
+def sign_out(request: Request, db: Db, now: Now) -> Response:
+    """End the session of the cookie, if any, and clear the cookie."""
+    cookie = request.cookies.get(SESSION_COOKIE)
+    if cookie:
+        accounts.end_session(db, cookie, now)
+        db.commit()
+    response = Response(status_code=status.HTTP_204_NO_CONTENT)
+    response.delete_cookie(SESSION_COOKIE, path="/", httponly=True, samesite="lax")
+    return response
+
+
+@router.get("/me", response_model=AccountOut)
+def me(account: CurrentAccount, db: Db) -> AccountOut:
+    """The signed-in account, its staff roles and organizations."""
+    return account_out(db, account)

@@ -1,0 +1,158 @@
+"""Sign-up, e-mail verification and web sessions ("Authentication" 2; DECISIONS 6)."""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from email_validator import EmailNotValidError, validate_email
+from sqlalchemy import select
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import Session
+
+from almanac.platform.accounts.errors import (
+    AuthenticationFailed,
+    Conflict,
+    InvalidInput,
+    NotAuthenticated,
+    VerificationInvalid,
+)
+from almanac.platform.accounts.models import Account, EmailVerification, WebSession
+from almanac.platform.accounts.passwords import Passwords
+from almanac.platform.accounts.secret import new_secret, secret_hash
+
+log = logging.getLogger(__name__)
+
+VERIFICATION_LIFETIME = timedelta(hours=24)
+SESSION_LIFETIME = timedelta(days=14)
+
+
+def normalize_email(address: str) -> tuple[str, str]:
+    """The address as given (trimmed, domain normalised) and its lower-case key; refuses an
+    address that is not one. The key makes uniqueness case-insensitive."""
+    try:
+        checked = validate_email(address.strip(), check_deliverability=False)
+    except EmailNotValidError as exc:
+        raise InvalidInput(f"email: {exc}") from None
+    return checked.normalized, checked.normalized.lower()
+
+
+def find_account(db: Session, address: str) -> Account | None:
+    """The account of an e-mail address, whatever its case."""
+    _, key = normalize_email(address)
+    return db.scalar(select(Account).where(Account.email_key == key))
+
+
+@dataclass(frozen=True, slots=True)
+class SignUp:
+    account: Account
+    verification_token: str  # to be mailed, never shown in a response
+
+    def __repr__(self) -> str:
+        return f"SignUp(account={self.account!r})"
+
+
+def sign_up(
+    db: Session, address: str, password: str, passwords: Passwords, now: datetime
+) -> SignUp:
+    """Create an unverified account and its first verification token; one account per address
+    case-insensitively (ACCOUNT-EXISTS)."""
+    email, key = normalize_email(address)
+    if db.scalar(select(Account.id).where(Account.email_key == key)) is not None:
+        raise Conflict("an account with this e-mail address exists", code="ACCOUNT-EXISTS")
+    account = Account(
+        email=email, email_key=key, password_hash=passwords.hash(password), created_at=now
+    )
+    db.add(account)
+    try:
+        db.flush()
+    except IntegrityError:
+        raise Conflict(
+            "an account with this e-mail address exists", code="ACCOUNT-EXISTS"
+        ) from None
+    token = issue_verification(db, account, now)
+    log.info("account %s signed up", account.id)
+    return SignUp(account=account, verification_token=token)
+
+
+def issue_verification(db: Session, account: Account, now: datetime) -> str:
+    """A new single-use verification token valid for 24 hours; the store keeps its hash."""
+    token = new_secret()
+    db.add(
+        EmailVerification(
+            account_id=account.id,
+            token_hash=secret_hash(token),
+            created_at=now,
+            expires_at=now + VERIFICATION_LIFETIME,
+        )
+    )
+    db.flush()
+    return token
+
+
+def verification_link(base_url: str, token: str) -> str:
+    """The mailed link: `{base_url}/api/v1/auth/verify?token=...`."""
+    return f"{base_url.rstrip('/')}/api/v1/auth/verify?token={token}"
+
+
+def verify_email(db: Session, token: str, now: datetime) -> Account:
+    """Mark the token's account verified; an unknown, used or expired token is refused
+    (VERIFICATION-INVALID). Using a token spends it."""
+    row = db.scalar(
+        select(EmailVerification).where(EmailVerification.token_hash == secret_hash(token))
+    )
+    if row is None or row.used_at is not None or row.expires_at <= now:
+        raise VerificationInvalid("the verification link is unknown, used or expired")
+    row.used_at = now
+    account = db.get_one(Account, row.account_id)
+    if account.verified_at is None:
+        account.verified_at = now
+    log.info("account %s verified its e-mail address", account.id)
+    return account
+
+
+def authenticate(db: Session, address: str, password: str, passwords: Passwords) -> Account:
+    """The account whose address and password these are, or AUTH-FAILED (the same refusal for
+    an unknown address as for a wrong password)."""
+    try:
+        account = find_account(db, address)
+    except InvalidInput:
+        account = None
+    if not passwords.verify(account.password_hash if account else None, password):
+        raise AuthenticationFailed("the e-mail address or password is wrong")
+    assert account is not None
+    if passwords.needs_rehash(account.password_hash):
+        account.password_hash = passwords.hash(password)
+    return account
+
+
+def start_session(db: Session, account: Account, now: datetime) -> str:
+    """A new web session; returns the cookie value (shown once, stored as a hash)."""
+    cookie = new_secret()
+    db.add(
+        WebSession(
+            account_id=account.id,
+            token_hash=secret_hash(cookie),
+            created_at=now,
+            expires_at=now + SESSION_LIFETIME,
+        )
+    )
+    db.flush()
+    log.info("account %s signed in", account.id)
+    return cookie
+
+
+def session_account(db: Session, cookie: str, now: datetime) -> Account:
+    """The account of a live session cookie, or AUTH-REQUIRED."""
+    row = db.scalar(select(WebSession).where(WebSession.token_hash == secret_hash(cookie)))
+    if row is None or row.ended_at is not None or row.expires_at <= now:
+        raise NotAuthenticated("the session has ended; sign in again")
+    return row.account
+
+
+def end_session(db: Session, cookie: str, now: datetime) -> None:
+    """End a session (sign out); an unknown or ended one is left as it is."""
+    row = db.scalar(select(WebSession).where(WebSession.token_hash == secret_hash(cookie)))
+    if row is not None and row.ended_at is None:
+        row.ended_at = now

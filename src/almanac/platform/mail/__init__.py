@@ -1,0 +1,130 @@
+"""Outgoing mail (DECISIONS 7): SMTP to a configured server, or with none configured an outbox
+table the portal shows. Callers see only `Mailer.send`; tests point SMTP at a loopback server."""
+
+from __future__ import annotations
+
+import logging
+import smtplib
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import datetime
+from email.message import EmailMessage
+from email.utils import format_datetime, make_msgid
+from typing import Protocol
+
+from sqlalchemy import Engine, select
+from sqlalchemy.orm import Session
+
+from almanac.platform.mail.models import OutboxMessage
+
+log = logging.getLogger(__name__)
+
+DEFAULT_SENDER = "Almanac <almanac@localhost>"
+
+
+class MailError(Exception):
+    """The mail could not be handed over; the message says to whom and why."""
+
+
+@dataclass(frozen=True, slots=True)
+class MailMessage:
+    to: str
+    subject: str
+    body: str
+
+    def __repr__(self) -> str:
+        # The body may hold a one-time link; it stays out of logs and reprs.
+        return f"MailMessage(to={self.to!r}, subject={self.subject!r})"
+
+
+class Mailer(Protocol):
+    def send(self, message: MailMessage, now: datetime) -> None:
+        """Hand the message over for delivery or raise MailError."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class MailSettings:
+    """Where mail goes: an SMTP server, or the outbox when `smtp_host` is None."""
+
+    smtp_host: str | None = None
+    smtp_port: int = 25
+    sender: str = DEFAULT_SENDER
+    timeout: float = 10.0
+
+
+def load_mail_settings(environ: Mapping[str, str]) -> MailSettings:
+    """`ALMANAC_SMTP_HOST`, `ALMANAC_SMTP_PORT` (25) and `ALMANAC_MAIL_FROM`; no host means the
+    outbox."""
+    return MailSettings(
+        smtp_host=environ.get("ALMANAC_SMTP_HOST") or None,
+        smtp_port=int(environ.get("ALMANAC_SMTP_PORT") or "25"),
+        sender=environ.get("ALMANAC_MAIL_FROM") or DEFAULT_SENDER,
+    )
+
+
+def _email(message: MailMessage, sender: str, now: datetime) -> EmailMessage:
+    mail = EmailMessage()
+    mail["From"] = sender
+    mail["To"] = message.to
+    mail["Subject"] = message.subject
+    mail["Date"] = format_datetime(now)
+    mail["Message-ID"] = make_msgid(domain="almanac.invalid")
+    mail.set_content(message.body)
+    return mail
+
+
+class SmtpMailer:
+    """Sends each message through one SMTP connection to the configured server."""
+
+    def __init__(self, settings: MailSettings) -> None:
+        if settings.smtp_host is None:
+            raise ValueError("SmtpMailer needs an SMTP host")
+        self._settings = settings
+
+    def send(self, message: MailMessage, now: datetime) -> None:
+        s = self._settings
+        assert s.smtp_host is not None
+        try:
+            with smtplib.SMTP(s.smtp_host, s.smtp_port, timeout=s.timeout) as smtp:
+                smtp.send_message(_email(message, s.sender, now))
+        except (OSError, smtplib.SMTPException) as exc:
+            raise MailError(
+                f"mail to {message.to} could not be handed to {s.smtp_host}:{s.smtp_port}: {exc}"
+            ) from None
+        log.info("mail %r handed to %s:%s", message.subject, s.smtp_host, s.smtp_port)
+
+
+class OutboxMailer:
+    """Keeps each message in the `mail_outbox` table (no SMTP server configured)."""
+
+    def __init__(self, engine: Engine) -> None:
+        self._engine = engine
+
+    def send(self, message: MailMessage, now: datetime) -> None:
+        with Session(self._engine) as db, db.begin():
+            db.add(
+                OutboxMessage(
+                    to_address=message.to,
+                    subject=message.subject,
+                    body=message.body,
+                    created_at=now,
+                )
+            )
+        log.info("mail %r kept in the outbox", message.subject)
+
+
+def outbox(db: Session, limit: int = 100) -> list[OutboxMessage]:
+    """The newest messages in the outbox, newest first."""
+    return list(
+        db.scalars(
+            select(OutboxMessage).order_by(OutboxMessage.id.desc()).limit(max(1, min(limit, 1000)))
+        )
+    )
+
+
+def mailer_for(settings: MailSettings, engine: Engine) -> Mailer:
+    """SMTP when a host is configured, the outbox otherwise."""
+    if settings.smtp_host:
+        return SmtpMailer(settings)
+    return OutboxMailer(engine)
