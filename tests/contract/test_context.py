@@ -188,7 +188,7 @@ def test_missing_keys_and_non_objects(good) -> None:
         ("PLG-CONTEXT-INVALID", "series"),
         ("PLG-RECORD-TODAY", "today"),
     ]
-    assert codes(check_run_context([ctx], m)) == [("PLG-CONTEXT-INVALID", "$")]
+    assert codes(check_run_context([ctx], m)) == [("PLG-CONTEXT-INVALID", None)]
     # backfillFrom is optional
     ctx, m = good
     ctx = build_run_context(m, now=datetime(2026, 6, 1, 22, tzinfo=UTC), series_state={})
@@ -232,8 +232,8 @@ def test_fixture_context_rules() -> None:
     ]
     for fixture, path in bad:
         assert codes(check_fixture_context(fixture, m)) == [("PLG-FIXTURE-CONTEXT-INVALID", path)]
-    assert codes(check_fixture_context(b"{not json", m)) == [("PLG-FIXTURE-CONTEXT-INVALID", "$")]
-    assert codes(check_fixture_context("[]", m)) == [("PLG-FIXTURE-CONTEXT-INVALID", "$")]
+    assert codes(check_fixture_context(b"{not json", m)) == [("PLG-FIXTURE-CONTEXT-INVALID", None)]
+    assert codes(check_fixture_context("[]", m)) == [("PLG-FIXTURE-CONTEXT-INVALID", None)]
 
 
 def test_run_context_from_fixture_is_a_valid_run_context() -> None:

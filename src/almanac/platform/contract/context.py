@@ -137,10 +137,9 @@ class _Findings:
         self.where = where
         self.problems: list[Problem] = []
 
-    def add(self, path: str, detail: str, code: str | None = None) -> None:
-        self.problems.append(
-            Problem(code or self.code, f"{self.where} {path}: {detail}", path=path)
-        )
+    def add(self, path: str | None, detail: str, code: str | None = None) -> None:
+        where = f"{self.where} {path}" if path is not None else self.where
+        self.problems.append(Problem(code or self.code, f"{where}: {detail}", path=path))
 
 
 def _is_int(value: Any) -> bool:
@@ -194,7 +193,7 @@ def check_run_context(ctx: Any, manifest: Manifest) -> list[Problem]:
     """
     out = _Findings("PLG-CONTEXT-INVALID", "run context")
     if not isinstance(ctx, Mapping):
-        out.add("$", "must be one JSON object")
+        out.add(None, "must be one JSON object")
         return out.problems
     for key in ctx:
         if key not in CONTEXT_KEYS:
@@ -260,10 +259,10 @@ def check_fixture_context(fixture: Any, manifest: Manifest) -> list[Problem]:
         try:
             fixture = json.loads(fixture)
         except (ValueError, UnicodeDecodeError) as error:
-            out.add("$", f"is not JSON ({error})")
+            out.add(None, f"is not JSON ({error})")
             return out.problems
     if not isinstance(fixture, Mapping):
-        out.add("$", "must be one JSON object")
+        out.add(None, "must be one JSON object")
         return out.problems
     allowed = tuple(key for key in CONTEXT_KEYS if key != "sources")
     for key in fixture:
