@@ -43,6 +43,7 @@ PRODUCT = "Almanac plug-ins"
 _SOURCE_NAME = re.compile(r"[a-z][a-z0-9_-]{0,47}\Z")
 _REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
 _SHOWN_URL = 120
+_REDIRECT_BODY_LIMIT = 64 * 1024
 
 
 @dataclass(frozen=True, slots=True)
@@ -211,6 +212,7 @@ class SourceDownloader:
                             if not location:
                                 raise _Refused(f"HTTP {status} redirect without a Location")
                             url = _checked_url(url.join(location), hosts, redirect=True)
+                            _drain(response)
                             continue
                         if status != 200:
                             raise _Refused(f"the server answered HTTP {status}, not 200")
@@ -318,6 +320,16 @@ def _keep_body(
             digest.update(chunk)
             out.write(chunk)
     return size, digest.hexdigest()
+
+
+def _drain(response: httpx.Response) -> None:
+    """Read a short redirect body so its connection can carry the next hop; a long one is left
+    unread and its connection is dropped."""
+    seen = 0
+    for chunk in response.iter_raw():
+        seen += len(chunk)
+        if seen > _REDIRECT_BODY_LIMIT:
+            return
 
 
 def _detail(exc: Exception, deadline: _Deadline) -> str:
