@@ -179,8 +179,9 @@ class SourceDownloader:
 
     def download(self, sources: Sequence[Source], *, today: date, work_dir: Path) -> Downloads:
         """Download every source in declared order into a fresh folder made inside `work_dir`.
-        Raise DownloadError at the first failure, after removing the folder with everything in
-        it (spec: Source download rules 7). The caller deletes the folder after the run."""
+        `today` is the run's today in the manifest's time zone; it fills the URLs. Raise
+        DownloadError at the first failure, after removing the folder with everything in it
+        (spec: Source download rules 7). The caller deletes the folder after the run."""
         filled = [(source, fill_source_url(source.url, today)) for source in sources]
         hosts = named_hosts(url for _, url in filled)
         folder = Path(tempfile.mkdtemp(prefix="sources-", dir=work_dir))
