@@ -22,6 +22,7 @@ from almanac.platform.store import plugins as store_plugins
 from almanac.platform.store.engine import make_engine, upgrade_database, write_transaction
 from almanac.platform.store.write import RunFacts, WriteResult, record_failed_run, write_run
 
+REPO_ROOT = Path(__file__).resolve().parents[2]
 T0 = datetime(2026, 11, 2, 12, 0, tzinfo=UTC)
 TODAY = date(2026, 11, 2)
 

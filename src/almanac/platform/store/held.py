@@ -38,7 +38,9 @@ def decide_held(conn: Connection, plugin_id: str, *, accept: bool, by: str, now:
         gone = (
             conn.execute(
                 select(records).where(
-                    records.c.id.in_(ids), records.c.withdrawn.is_(False), records.c.misses >= MISSES_TO_WITHDRAW
+                    records.c.id.in_(ids),
+                    records.c.withdrawn.is_(False),
+                    records.c.misses >= MISSES_TO_WITHDRAW,
                 )
             )
             .mappings()
