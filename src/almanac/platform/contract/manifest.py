@@ -249,7 +249,7 @@ class _Check:
                 self.add(
                     "PLG-MANIFEST-UNKNOWN-KEY",
                     path,
-                    f"{key!r} is not a key contract 1 knows here",
+                    f"{_show(key)} is not a key contract 1 knows here",
                 )
 
     def required(
@@ -285,7 +285,7 @@ class _Check:
                 self.add(
                     code,
                     entry,
-                    f"{language!r} is not a language code (two or three lowercase letters, "
+                    f"{_show(language)} is not a language code (two or three lowercase letters, "
                     "optionally a region such as pt-BR)",
                 )
             self.text(text, entry, code, 1, 80)
@@ -386,12 +386,14 @@ def _check_id(check: _Check, value: Any, folder_name: str | None) -> None:
             "starting with a letter)",
         )
     if isinstance(value, str) and is_reserved_id(value):
-        check.add("PLG-ID-RESERVED", "id", f"{value!r} is reserved for Almanac's own addresses")
+        check.add(
+            "PLG-ID-RESERVED", "id", f"{_show(value)} is reserved for Almanac's own addresses"
+        )
     if folder_name is not None and value != folder_name:
         check.add(
             "PLG-FOLDER-ID",
             "id",
-            f"{_show(value)} differs from the folder name {folder_name!r}",
+            f"{_show(value)} differs from the folder name {_show(folder_name)}",
         )
 
 
@@ -401,7 +403,7 @@ def _check_timezone(check: _Check, value: Any) -> bool:
     if not check.text(value, "timezone", code, 1, 100):
         return False
     if value not in named_zones():
-        check.add(code, "timezone", f"{value!r} is not a named IANA time zone")
+        check.add(code, "timezone", f"{_show(value)} is not a named IANA time zone")
         return False
     return True
 
@@ -421,14 +423,14 @@ def _check_schedule(check: _Check, value: Any, zone: str) -> None:
     try:
         schedule = parse_schedule(value)
     except ValueError as error:
-        check.add(code, "schedule", f"{value!r} is not a five-field cron: {error}")
+        check.add(code, "schedule", str(error))
         return
     runs = max_runs_per_day(schedule, zone)
     if runs > MAX_RUNS_A_DAY:
         check.add(
             "PLG-SCHEDULE-TOO-FREQUENT",
             "schedule",
-            f"{value!r} runs up to {runs} times a day; at most {MAX_RUNS_A_DAY}",
+            f"{_show(value)} runs up to {runs} times a day; at most {MAX_RUNS_A_DAY}",
         )
 
 
@@ -450,7 +452,7 @@ def _check_sources(check: _Check, value: Any) -> None:
             name = source["name"]
             if check.key(name, f"{path}.name", code):
                 if name in seen:
-                    check.add(code, f"{path}.name", f"{name!r} names an earlier source too")
+                    check.add(code, f"{path}.name", f"{_show(name)} names an earlier source too")
                 seen.add(name)
         if "url" in source:
             problem = source_url_problem(source["url"])
@@ -475,7 +477,7 @@ def _check_series_list(check: _Check, value: Any) -> None:
         key = series.get("key")
         if "key" in series and check.key(key, f"{path}.key", code):
             if key in seen:
-                check.add(code, f"{path}.key", f"{key!r} is the key of an earlier series too")
+                check.add(code, f"{path}.key", f"{_show(key)} is the key of an earlier series too")
             seen.add(key)
         _check_series(check, series, path)
 
@@ -512,14 +514,18 @@ def _check_series(check: _Check, series: Mapping[str, Any], path: str) -> None:
             for field_key, field_names in names.items():
                 entry = f"{path}.fieldNames.{field_key}"
                 if fields is not None and field_key not in fields:
-                    check.add(code, entry, f"{field_key!r} is not a declared field of the series")
+                    check.add(
+                        code, entry, f"{_show(field_key)} is not a declared field of the series"
+                    )
                 check.names(field_names, entry)
 
     if "change" in series:
         change = series["change"]
         known = check.key(change, f"{path}.change", code)
         if known and fields is not None and change not in fields:
-            check.add(code, f"{path}.change", f"{change!r} is not a declared field of the series")
+            check.add(
+                code, f"{path}.change", f"{_show(change)} is not a declared field of the series"
+            )
 
     if "snapshot" in series:
         snapshot = series["snapshot"]
@@ -550,7 +556,7 @@ def _check_fields(check: _Check, value: Any, path: str, kind: Any) -> set[str] |
     for index, item in enumerate(value):
         if check.key(item, f"{path}[{index}]", code):
             if item in declared:
-                check.add(code, f"{path}[{index}]", f"{item!r} is declared twice")
+                check.add(code, f"{path}[{index}]", f"{_show(item)} is declared twice")
             declared.add(item)
     return declared
 

@@ -30,6 +30,7 @@ Decisions where the spec is silent, shared with the Node tool through tests/conf
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import date
@@ -79,7 +80,11 @@ class BatchResult:
 
 
 def _show(value: Any) -> str:
-    text = repr(value) if not isinstance(value, str) else f'"{value}"'
+    """A value as JSON writes it, shortened, for messages (only on the error path)."""
+    try:
+        text = json.dumps(value, ensure_ascii=False)
+    except (TypeError, ValueError):
+        text = repr(value)
     return text if len(text) <= 60 else text[:57] + "..."
 
 
@@ -161,7 +166,7 @@ class _Batch:
                     "PLG-RECORD-UNKNOWN-KEY",
                     line,
                     key,
-                    f"{key!r} is not a key of {_A[kind]} record",
+                    f"{_show(key)} is not a key of {_A[kind]} record",
                 )
 
     def missing(self, key: str, line: int) -> None:
@@ -178,13 +183,13 @@ class _Batch:
             return False
         declared = self.kinds.get(key)
         if declared is None:
-            self.add("PLG-RECORD-SERIES", line, "series", f"{key!r} is not a declared series")
+            self.add("PLG-RECORD-SERIES", line, "series", f"{_show(key)} is not a declared series")
         else:
             self.add(
                 "PLG-RECORD-SERIES",
                 line,
                 "series",
-                f"{key!r} is declared as {_A[declared]} series, not {_A[kind]} series",
+                f"{_show(key)} is declared as {_A[declared]} series, not {_A[kind]} series",
             )
         return False
 
@@ -259,9 +264,9 @@ class _Batch:
         if not ok or info is None:
             return False
         publication = info[1]
-        what = f"the value of series {series!r} on {record['date']}"
+        what = f"the value of series {_show(series)} on {record['date']}"
         if publication and record.get("period"):
-            what += f" for period {record['period']!r}"
+            what += f" for period {_show(record['period'])}"
         key = record_key(record, "publication" if publication else "observation")
         return not self.repeated(key, self.seen, line, what)
 
@@ -293,7 +298,7 @@ class _Batch:
                         "PLG-RECORD-INVALID",
                         line,
                         f"fields.{name}",
-                        f"{name!r} is not a declared field of series {series!r}",
+                        f"{_show(name)} is not a declared field of series {_show(series)}",
                     )
             ok = False
         return ok
@@ -316,7 +321,7 @@ class _Batch:
                     "PLG-RECORD-INVALID",
                     line,
                     key,
-                    f"series {series!r} is dated by observation; only a series dated by "
+                    f"series {_show(series)} is dated by observation; only a series dated by "
                     f"publication takes {key}",
                 )
                 ok = False
@@ -391,7 +396,7 @@ class _Batch:
             event_identity(record),
             self.seen_events,
             line,
-            f"event {record['id']!r} of series {series!r}",
+            f"event {_show(record['id'])} of series {_show(series)}",
         )
 
     def item(self, record: dict[str, Any], line: int) -> bool:
@@ -431,7 +436,7 @@ class _Batch:
             record_key(record, self.dating[series]),
             self.seen,
             line,
-            f"item {record['id']!r} of series {series!r} on {record['date']}",
+            f"item {_show(record['id'])} of series {_show(series)} on {record['date']}",
         )
 
     def link(self, url: Any, line: int) -> bool:

@@ -103,11 +103,11 @@ def host_problem(host: Any) -> str | None:
     if len(host) > 253:
         return f"is {len(host)} characters long; a host name has at most 253"
     if is_ip_host(host):
-        return f"{host!r} is an IP address; use a host name"
+        return f"{host} is an IP address; use a host name"
     if host != host.lower():
-        return f"{host!r} must be written in lowercase"
+        return f"{host} must be written in lowercase"
     if HOST_PATTERN.fullmatch(host) is None:
-        return f"{host!r} is not a host name (lowercase labels of letters, digits and hyphens)"
+        return f"{host} is not a host name (lowercase labels of letters, digits and hyphens)"
     return None
 
 
@@ -130,7 +130,7 @@ def split_https_url(url: str) -> tuple[str, str] | str:
     if not authority.startswith("[") and ":" in authority:
         host, _, port = authority.partition(":")
         if _PORT_PATTERN.fullmatch(port) is None or not 0 < int(port) < 65536:
-            return f"has a bad port {port!r}"
+            return f"has a bad port {port}"
     elif authority.startswith("[") and "]:" in authority:
         host = authority[: authority.index("]") + 1]
     if not host:
