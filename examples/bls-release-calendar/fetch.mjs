@@ -128,7 +128,7 @@ function records(context) {
         id: event.uid,
         date: event.date,
         state,
-        title: `${event.name} (${event.time} ET)`.slice(0, 200),
+        title: `${event.name}, ${event.time} ET`.slice(0, 200),
       }),
     );
   }
