@@ -1,6 +1,6 @@
 // US BLS release calendar: one event per VEVENT of the BLS news release schedule (bls.ics).
-// The event id is the VEVENT's UID, which the BLS keeps when it reschedules a release, so a
-// release moved to another day is the same event on a new date (shown as moved to readers).
+// The event id is the VEVENT's UID, which identifies an event across changes in iCalendar, so
+// a release rescheduled with the same UID is the same event on a new date (shown as moved).
 //
 // The file's times use the non-IANA zone name "US-Eastern", defined in its own VTIMEZONE. This
 // plug-in accepts it only when that VTIMEZONE is US Eastern time (UTC-5, UTC-4 in summer), and
