@@ -109,14 +109,16 @@ class RunCgroup:
             return 0
         return _read_counter(self.pids_dir / "pids.events", "max")
 
-    def kill(self, deadline_seconds: float = 5.0) -> bool:
-        """SIGKILL every process in the run's groups until none is left; True when empty."""
-        if self.version == 2 and self.pids_dir is not None:
+    def kill(self, spare: int | None = None, deadline_seconds: float = 5.0) -> bool:
+        """SIGKILL every process in the run's groups but `spare` until none is left; True when
+        only `spare` (or nothing) remains. Sparing bubblewrap lets it reap its own init, so no
+        zombie is handed to the host's init."""
+        if self.version == 2 and spare is None and self.pids_dir is not None:
             with contextlib.suppress(OSError):
                 _write(self.pids_dir / "cgroup.kill", "1")
         give_up = time.monotonic() + deadline_seconds
         while True:
-            remaining = self.pids()
+            remaining = self.pids() - {spare}
             if not remaining:
                 return True
             for pid in remaining:

@@ -90,7 +90,8 @@ def rlimits(limits: RoomLimits, *, dedicated_user: bool) -> dict[int, tuple[int,
       ceiling for a host without a memory cgroup; the memory cgroup (which also counts the
       temporary folder's pages) and V8's heap cap are the real memory limit.
     - RLIMIT_NPROC counts every process and thread of the real uid, so it is set only when the
-      room runs as its dedicated user (nothing else runs as that uid; runs go one at a time).
+      room runs as its dedicated user (nothing else runs as that uid; runs go one at a time),
+      a few above the task limit so that the pids cgroup, which reports the hit, trips first.
     - RLIMIT_CPU backs the wall-clock deadline; RLIMIT_CORE 0 so an aborting V8 leaves no
       core file behind.
     """
@@ -105,5 +106,5 @@ def rlimits(limits: RoomLimits, *, dedicated_user: bool) -> dict[int, tuple[int,
         resource.RLIMIT_MSGQUEUE: (0, 0),
     }
     if dedicated_user:
-        values[resource.RLIMIT_NPROC] = (limits.tasks, limits.tasks)
+        values[resource.RLIMIT_NPROC] = (limits.tasks + 4, limits.tasks + 4)
     return values

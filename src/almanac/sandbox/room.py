@@ -43,6 +43,7 @@ from almanac.sandbox.limits import KilledBy, RoomLimits, limit_sentence, rlimits
 ROOM_USER = "almanac-room"
 REASON_CHARS = 300
 _STDERR_TAIL = 64 * 1024
+_TASK_POLL_SECONDS = 0.1
 _SOURCE_NAME = re.compile(r"^[a-z][a-z0-9_-]{0,47}$")
 _NODE_IN_ROOM = "/usr/bin/node"
 _ENVIRONMENT = {"LANG": "C.UTF-8", "PATH": "/usr/bin"}
@@ -298,23 +299,19 @@ class LockedRoom:
     ) -> list[str]:
         bwrap = shutil.which(self._bwrap) or self._bwrap
         argv = _prlimit_argv(limits, dedicated_user=dedicated_user)
+        # fmt: off
         argv += [
             bwrap,
-            "--unshare-user",
-            "--unshare-pid",
-            "--unshare-net",
-            "--unshare-ipc",
-            "--unshare-uts",
-            "--unshare-cgroup",
-            "--disable-userns",
-            "--die-with-parent",
-            "--new-session",
-            "--cap-drop",
-            "ALL",
-            "--hostname",
-            "room",
-            "--clearenv",
+            "--unshare-user", "--unshare-pid", "--unshare-net", "--unshare-ipc",
+            "--unshare-uts", "--unshare-cgroup", "--disable-userns",
+            "--die-with-parent", "--new-session", "--cap-drop", "ALL",
+            # Node is the namespace's init: bubblewrap then reaps it itself, where its own init
+            # reports the exit through an eventfd and leaves its zombie to the host's init
+            # (measured: the host's init here never reaps, and zombies count against NPROC).
+            "--as-pid-1",
+            "--hostname", "room", "--clearenv",
         ]
+        # fmt: on
         for key, value in {**_ENVIRONMENT, "USER": user_name}.items():
             argv += ["--setenv", key, value]
         argv += ["--ro-bind", str(program.host_path), program.argv[0]]
@@ -383,7 +380,8 @@ class LockedRoom:
                 _confine(pid, group)
             setup_seconds = time.monotonic() - began
             started = time.monotonic()
-            os.write(block_write, b"g")
+            with contextlib.suppress(BrokenPipeError):  # bubblewrap failed; its stderr says why
+                os.write(block_write, b"g")
         finally:
             os.close(block_write)
         outcome = _supervise(process, stdin, limits, started, group)
@@ -401,7 +399,7 @@ class LockedRoom:
         if killed_by is not None:
             reason: str | None = limit_sentence(killed_by, limits)
         elif exit_code != 0:
-            reason = last_stderr_line(tail) or f"the fetcher ended with exit code {exit_code}"
+            reason = last_stderr_line(tail) or _exit_sentence(exit_code)
         else:
             reason = None
         return RoomResult(
@@ -556,14 +554,19 @@ class _Outcome:
 
 
 def _kill_room(process: subprocess.Popen[bytes], group: RunCgroup | None) -> None:
-    """Kill the whole room: bubblewrap (its init dies with it, and the pid namespace with its
-    init), its session, and every process left in the run's group."""
-    for action in (
-        lambda: os.killpg(process.pid, signal.SIGKILL),
-        lambda: process.kill(),
-    ):
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            action()
+    """Kill the whole room and leave nothing running: every process of the run's group but
+    bubblewrap itself (the pid namespace dies with its init), then bubblewrap once it has
+    reaped its init, or at once when it lingers. Without a group, killing bubblewrap takes its
+    init down (--die-with-parent) and the namespace with it."""
+    if group is not None:
+        group.kill(spare=process.pid)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            process.wait(timeout=1.0)
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(process.pid, signal.SIGKILL)
+    with contextlib.suppress(ProcessLookupError):
+        process.kill()
+    process.wait()
     if group is not None:
         group.kill()
 
@@ -593,7 +596,10 @@ def _supervise(
             if left <= 0:
                 killed_by = "time"
                 break
-            for key, _ in selector.select(left):
+            if group is not None and group.task_limit_hits() > 0:
+                killed_by = "tasks"
+                break
+            for key, _ in selector.select(min(left, _TASK_POLL_SECONDS)):
                 stream = key.fileobj
                 if stream is process.stdin:
                     try:
@@ -629,12 +635,19 @@ def _supervise(
             killed_by = "time"
     if killed_by is not None:
         _kill_room(process, group)
-        process.wait()
         del out[limits.output_bytes :]
     for stream in (process.stdin, process.stdout, process.stderr):
         with contextlib.suppress(OSError):
             stream.close()
     return _Outcome(bytes(out), bytes(err[-_STDERR_TAIL:]), killed_by)
+
+
+def _exit_sentence(exit_code: int | None) -> str:
+    """The reason of a failed run that printed nothing to stderr."""
+    if exit_code is not None and exit_code > 128:
+        with contextlib.suppress(ValueError):
+            return f"the fetcher was ended by {signal.Signals(exit_code - 128).name}"
+    return f"the fetcher ended with exit code {exit_code}"
 
 
 def _heap_exhausted(stderr: str) -> bool:

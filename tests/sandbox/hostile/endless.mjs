@@ -1,0 +1,4 @@
+// Ignores SIGTERM and never ends.
+process.on('SIGTERM', () => {});
+process.on('SIGINT', () => {});
+for (;;) {}
