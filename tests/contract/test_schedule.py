@@ -62,6 +62,8 @@ def runs_between(
         "5 4 * jan,JUL sun",
         "0 0 * * 7",
         "0-30/10 6-8 1,15 * mon-fri",
+        "0 0 * * 5-7",
+        "0 0 * jan-MAR mon-SAT",
         "  0   6 * * *  ",
     ],
 )
@@ -88,6 +90,9 @@ def test_five_field_schedules_parse(text: str) -> None:
         ("H * * * *", "minute"),
         ("0 0 * foo *", "month"),
         ("0 0 * * mon-funday", "day of week"),
+        ("5-1 * * * *", "backwards"),
+        ("0 0 * * fri-mon", "backwards"),
+        ("0 0 * nov-feb *", "backwards"),
         ("0 0 31 2 *", "no day that exists"),
         ("0 0 30 2 *", "no day that exists"),
         ("0 0 31 4,6,9,11 *", "no day that exists"),

@@ -3,10 +3,11 @@
 A schedule is a five-field cron (minute, hour, day of month, month, day of week), at most 100
 characters, read on the wall clock of the manifest's time zone. Only the classic forms are
 accepted: numbers, `*`, ranges `a-b`, steps `/n`, lists `a,b` and English month and day names
-(`jan`, `mon`; `7` is Sunday too). croniter's extensions (`@daily`, seconds and year fields,
-`L`, `W`, `#`, `?`, `H`) are refused so the Node tool can read every schedule the same way.
-When both day of month and day of week are restricted (not `*`), a day matches either one, as
-croniter and classic cron do.
+(`jan`, `mon`; `7` is Sunday too). A range never runs backwards (`5-1`, `fri-mon` are refused).
+croniter's extensions (`@daily`, seconds and year fields, `L`, `W`, `#`, `?`, `H`) are refused
+so the Node tool can read every schedule the same way. When both day of month and day of week
+are restricted (anything croniter does not expand to `*`, so `*/2` too), a day matches either
+one, as croniter does.
 
 Clock changes (Running rule 2): a wall time skipped by a clock change does not run; a wall time
 repeated by a clock change runs once, at its first instant. Every instant here is an argument.
@@ -66,6 +67,14 @@ def _field_pattern(index: int) -> re.Pattern[str]:
 
 
 _FIELD_PATTERNS = tuple(_field_pattern(i) for i in range(5))
+_RANGE = re.compile(r"([0-9a-zA-Z]+)-([0-9a-zA-Z]+)")
+
+
+def _value(token: str, index: int) -> int:
+    if token.isdigit():
+        return int(token)
+    names = _MONTHS if index == 3 else _DAYS
+    return names.index(token.lower()) + (1 if index == 3 else 0)
 
 
 def parse_schedule(text: str) -> Schedule:
@@ -85,6 +94,12 @@ def parse_schedule(text: str) -> Schedule:
     for index, (field, pattern) in enumerate(zip(fields, _FIELD_PATTERNS, strict=True)):
         if not pattern.fullmatch(field):
             raise ValueError(f"schedule {_FIELD_NAMES[index]} field {field!r} is not valid cron")
+        for low, high in _RANGE.findall(field):
+            if _value(low, index) > _value(high, index):
+                raise ValueError(
+                    f"schedule {_FIELD_NAMES[index]} range {low}-{high} runs backwards; "
+                    "write it as two ranges"
+                )
     try:
         expanded, nth = croniter.expand(" ".join(fields))
     except (CroniterError, ValueError) as exc:
