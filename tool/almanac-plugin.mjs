@@ -226,68 +226,112 @@ function canonicalZone(zone) {
   return new Intl.DateTimeFormat("en-US", { timeZone: zone }).resolvedOptions().timeZone;
 }
 
-/** An ISO 8601 instant with a zone designator (Z or an offset). */
-export function parseInstant(s) {
-  if (typeof s !== "string" || chars(s) > 40) return null;
-  if (!/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2})$/.test(s)) return null;
-  if (!isDate(s.slice(0, 10))) return null;
-  const t = new Date(s.replace(/(\.\d{3})\d+/, "$1"));
-  return Number.isNaN(t.getTime()) ? null : t;
-}
 
 // ---------------------------------------------------------------------------------------------
-// Manifest rules ("Resources and their fields": Manifest; "Errors": Manifest and listing)
+// Manifest rules ("Resources and their fields": Manifest; "Errors": Manifest and listing).
+// The same rules, codes and paths as src/almanac/platform/contract/manifest.py and rules.py;
+// tests/conformance/manifests/ holds the shared cases.
 // ---------------------------------------------------------------------------------------------
 
 export const ID_RE = /^[a-z][a-z0-9-]{1,47}$/;
 export const KEY_RE = /^[a-z][a-z0-9_-]{0,47}$/;
-const LANG_RE = /^[a-z]{2,3}(-([A-Za-z]{2}|[0-9]{3}))?$/;
+const LANG_RE = /^[a-z]{2,3}(-([A-Z]{2}|[0-9]{3}))?$/;
 const VERSION_RE = /^(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)$/;
-const HOST_RE = /^(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*$/;
-const MAX_BYTES = 20 * 1024 * 1024;
-/** DECISIONS 1: reserved ids and prefixes. */
+const LABEL = "[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?";
+const HOST_RE = new RegExp(`^${LABEL}(?:\\.${LABEL})+$`);
+const IPV4_LIKE = /^([0-9.]+|.*\.[0-9]+)$/;
+const MAX_BYTES = 20971520;
+/** DECISIONS 1: reserved ids (the server's list) and prefixes. */
 export const RESERVED_IDS = new Set([
-  "store", "publish", "search", "markets", "api", "portal", "host", "reader", "docs", "tool",
-  "static", "login", "logout", "admin", "health", "plugins", "plugin", "developers", "auth",
-  "account", "accounts", "settings", "help", "about", "terms", "privacy", "www",
+  "store", "publish", "search", "markets",
+  "api", "portal", "host", "reader", "docs", "tool", "static", "login", "logout",
+  "admin", "health", "plugins", "plugin", "problems", "invitations", "invite",
+  "developers", "agents", "agent", "auth", "oauth", "device", "account", "accounts",
+  "organizations", "orgs", "settings", "review", "reviews", "reports", "report",
+  "assets", "metrics", "status", "signup", "register", "verify", "mail", "outbox",
+  "dagster", "openapi", "about", "help", "support", "terms", "privacy", "www",
 ]);
 const RESERVED_PREFIXES = ["almanac", "alm-", "chk-", "test-"];
-const MANIFEST_KEYS = ["$schema", "contract", "id", "name", "version", "timezone", "audience", "schedule", "backfill", "sources", "series", "links", "limits", "licence"];
-const REQUIRED_MANIFEST = ["contract", "id", "name", "version", "timezone", "audience", "schedule", "backfill", "sources", "series", "licence"];
+const TOP_KEYS = ["$schema", "contract", "id", "name", "version", "timezone", "audience", "schedule", "backfill", "sources", "series", "links", "limits", "licence"];
+const REQUIRED_TOP = {
+  contract: "PLG-MANIFEST-CONTRACT", id: "PLG-MANIFEST-ID", name: "PLG-MANIFEST-NAME", version: "PLG-MANIFEST-VERSION",
+  timezone: "PLG-MANIFEST-TIMEZONE", audience: "PLG-MANIFEST-AUDIENCE", schedule: "PLG-MANIFEST-SCHEDULE",
+  backfill: "PLG-MANIFEST-BACKFILL", sources: "PLG-MANIFEST-SOURCES", series: "PLG-MANIFEST-SERIES", licence: "PLG-MANIFEST-LICENCE",
+};
 const SOURCE_KEYS = ["name", "url", "maxBytes"];
 const SERIES_KEYS = ["key", "kind", "cadence", "dates", "name", "unit", "fields", "fieldNames", "change", "snapshot"];
 const CADENCES = ["business-day", "daily", "weekly", "monthly", "quarterly", "irregular"];
 const KINDS = ["value", "event", "item"];
-const LICENCE_KEYS = ["holder", "attribution", "terms", "retain"];
-const CODE_FOR_TOP = {
-  contract: "PLG-MANIFEST-CONTRACT", id: "PLG-MANIFEST-ID", name: "PLG-MANIFEST-NAME", version: "PLG-MANIFEST-VERSION",
-  timezone: "PLG-MANIFEST-TIMEZONE", audience: "PLG-MANIFEST-AUDIENCE", schedule: "PLG-MANIFEST-SCHEDULE",
-  backfill: "PLG-MANIFEST-BACKFILL", sources: "PLG-MANIFEST-SOURCES", series: "PLG-MANIFEST-SERIES",
-  links: "PLG-MANIFEST-LINKS", limits: "PLG-MANIFEST-LIMITS", licence: "PLG-MANIFEST-LICENCE",
-};
+const DATINGS = ["observation", "publication"];
+const AUDIENCES = ["public", "private", "local"];
+const RETAINS = ["yes", "no", "unknown"];
 
 /** Whether an id is reserved (DECISIONS 1). */
 export function isReservedId(id) {
   return RESERVED_IDS.has(id) || RESERVED_PREFIXES.some((p) => id.startsWith(p));
 }
 
-function unknownKeys(obj, allowed, prefix, out) {
-  for (const k of Object.keys(obj)) {
-    if (!allowed.includes(k)) out.push(problem("PLG-MANIFEST-UNKNOWN-KEY", `${prefix ? prefix + "." : ""}${k}: contract 1 does not know this key`, { path: `${prefix ? prefix + "." : ""}${k}` }));
+const show = (v) => {
+  let t;
+  try {
+    t = JSON.stringify(v);
+  } catch {
+    t = String(v);
   }
+  if (t === undefined) t = String(v);
+  return t.length <= 60 ? t : t.slice(0, 57) + "...";
+};
+
+/** Why a host is not a lowercase host name of at most 253 characters (no IP), or null. */
+export function hostProblem(host) {
+  if (typeof host !== "string" || !host) return "must be a host name";
+  if (chars(host) > 253) return `is ${chars(host)} characters long; a host name has at most 253`;
+  if (host.startsWith("[") || host.includes(":") || IPV4_LIKE.test(host)) return `${host} is an IP address; use a host name`;
+  if (host !== host.toLowerCase()) return `${host} must be written in lowercase`;
+  if (!HOST_RE.test(host)) return `${host} is not a host name (lowercase labels of letters, digits and hyphens)`;
+  return null;
 }
 
-/** Names: object keyed by language code, each value 1 to 80 characters. */
-function checkNames(v, where, out) {
-  if (!isObject(v) || Object.keys(v).length === 0) {
-    out.push(problem("PLG-MANIFEST-NAME", `${where}: give an object of names keyed by language code, such as {"en": "..."}`, { path: where }));
-    return;
-  }
-  for (const [lang, text] of Object.entries(v)) {
-    const p = `${where}.${lang}`;
-    if (!LANG_RE.test(lang)) out.push(problem("PLG-MANIFEST-NAME", `${p}: "${lang}" is not a two- or three-letter language code`, { path: p }));
-    else if (typeof text !== "string" || chars(text) < 1 || chars(text) > 80) out.push(problem("PLG-MANIFEST-NAME", `${p}: a name is a string of 1 to 80 characters`, { path: p }));
-  }
+/** [host, rest] of an https URL, or the reason it is not a plain https URL with a host. */
+function splitHttpsUrl(url) {
+  if (!url.startsWith("https://")) return "must start with https://";
+  if (/[\x00-\x20\x7f\\]/.test(url)) return "must not contain spaces, control characters or backslashes";
+  const m = /^https:\/\/([^/?#]*)([/?#][\s\S]*)?$/.exec(url);
+  if (!m) return "is not an https URL";
+  const authority = m[1];
+  const rest = m[2] || "";
+  if (authority.includes("@")) return "must not carry a user name or password";
+  let host = authority;
+  if (!authority.startsWith("[") && authority.includes(":")) {
+    const i = authority.indexOf(":");
+    host = authority.slice(0, i);
+    const port = authority.slice(i + 1);
+    if (!/^[0-9]{1,5}$/.test(port) || !(Number(port) > 0 && Number(port) < 65536)) return `has a bad port ${port}`;
+  } else if (authority.startsWith("[") && authority.includes("]:")) host = authority.slice(0, authority.indexOf("]") + 1);
+  if (!host) return "has no host";
+  return [host, rest];
+}
+
+/** Why a source URL breaks the Source url rule, or null. */
+export function sourceUrlProblem(url) {
+  if (typeof url !== "string") return "must be a string";
+  if (chars(url) > 500) return `is ${chars(url)} characters long; at most 500`;
+  const parts = splitHttpsUrl(url);
+  if (typeof parts === "string") return parts;
+  const [host, rest] = parts;
+  const hp = hostProblem(host);
+  if (hp) return `host ${hp}`;
+  for (const m of rest.matchAll(/\{([^{}]*)\}/g)) if (!["today", "year", "month"].includes(m[1])) return `placeholder {${m[1]}} is not one of {today}, {year}, {month}`;
+  const left = rest.replace(/\{([^{}]*)\}/g, "");
+  if (left.includes("{") || left.includes("}")) return "has an unmatched { or }";
+  return null;
+}
+
+/** The host of an https URL, or null. */
+function urlHost(url) {
+  if (typeof url !== "string") return null;
+  const parts = splitHttpsUrl(url);
+  return typeof parts === "string" ? null : parts[0];
 }
 
 // Five-field cron, classic forms only (the same reading as the server's schedule.py).
@@ -318,7 +362,10 @@ export function parseCron(text) {
       let a, b;
       if (m[1] === "*") [a, b] = [lo, hi];
       else if (m[1].includes("-")) [a, b] = m[1].split("-").map(num);
-      else { a = num(m[1]); b = m[2] ? hi : a; }
+      else {
+        a = num(m[1]);
+        b = m[2] ? hi : a;
+      }
       const step = m[2] ? Number(m[2]) : 1;
       if (a < lo || b > hi || a > b || step < 1) throw new Error(`field ${i + 1} "${f}" is out of range ${lo}-${hi}`);
       for (let v = a; v <= b; v += step) out.add(i === 4 && v === 7 ? 0 : v);
@@ -336,7 +383,6 @@ function range(a, b) {
   return s;
 }
 function cronHasDay(c) {
-  // Any (month, day) with day valid in some year; weekday restrictions always meet some year.
   for (let m = 1; m <= 12; m++) {
     if (c.months && !c.months.has(m)) continue;
     if (!c.dom || c.dow) return true;
@@ -344,228 +390,246 @@ function cronHasDay(c) {
   }
   return false;
 }
-/** Most runs on any day: minutes x hours (a repeated wall time runs once). */
+/** Most runs on any day: minutes x hours (a wall time repeated by a clock change runs once). */
 export function maxRunsPerDay(cron) {
   return cron.minutes.size * cron.hours.size;
 }
 
-function checkWindow(v) {
-  return typeof v === "string" && WINDOW_RE.test(v);
-}
-
-/** Whether a source URL is https with a lowercase host (no IP, no credentials). Returns a reason or null. */
-export function sourceUrlProblem(url) {
-  if (typeof url !== "string" || chars(url) < 1) return "the url must be a string";
-  if (chars(url) > 500) return "the url is over 500 characters";
-  const filled = url.replace(/\{(today|year|month)\}/g, "x");
-  if (/[{}]/.test(filled)) return "only {today}, {year} and {month} may be filled in";
-  const m = /^([A-Za-z][A-Za-z0-9+.-]*):\/\/([^/?#]*)/.exec(url);
-  if (!m) return "the url is not an absolute https address";
-  if (m[1] !== "https") return "the url must start with https://";
-  let authority = m[2];
-  if (authority.includes("@")) return "the url may not carry a user name or password";
-  let host = authority.replace(/:(\d+)$/, "");
-  if (/[{}]/.test(host)) return "the host may not be filled in";
-  if (host.startsWith("[") || /^[0-9.]+$/.test(host)) return "the host is an IP address; name the host";
-  if (host !== host.toLowerCase()) return "the host must be lowercase";
-  if (!HOST_RE.test(host)) return `"${host}" is not a host name`;
-  try {
-    new URL(filled);
-  } catch {
-    return "the url is not a valid address";
+class ManifestCheck {
+  constructor() {
+    this.problems = [];
   }
-  return null;
-}
-
-/** The host of a URL as written (lowercase), or null. */
-function urlHost(url) {
-  const m = /^https:\/\/([^/?#@]*)/.exec(url || "");
-  return m ? m[1].replace(/:(\d+)$/, "") : null;
+  add(code, p, detail) {
+    this.problems.push(problem(code, p ? `${p}: ${detail}` : detail, { path: p }));
+  }
+  object(v, p, code) {
+    if (isObject(v)) return true;
+    this.add(code, p, `must be an object, not ${show(v)}`);
+    return false;
+  }
+  unknownKeys(obj, known, prefix) {
+    for (const k of Object.keys(obj)) if (!known.includes(k)) this.add("PLG-MANIFEST-UNKNOWN-KEY", prefix ? `${prefix}.${k}` : k, `${show(k)} is not a key contract 1 knows here`);
+  }
+  required(obj, keys, prefix) {
+    for (const [k, code] of Object.entries(keys)) if (!has(obj, k)) this.add(code, prefix ? `${prefix}.${k}` : k, "is required");
+  }
+  text(v, p, code, low, high) {
+    if (typeof v !== "string") {
+      this.add(code, p, `must be a string, not ${show(v)}`);
+      return false;
+    }
+    if (chars(v) < low || chars(v) > high) {
+      this.add(code, p, `must be ${low} to ${high} characters, not ${chars(v)}`);
+      return false;
+    }
+    return true;
+  }
+  names(v, p) {
+    const code = "PLG-MANIFEST-NAME";
+    if (!this.object(v, p, code)) return;
+    if (!Object.keys(v).length) this.add(code, p, "must have at least one language entry");
+    for (const [lang, text] of Object.entries(v)) {
+      const entry = `${p}.${lang}`;
+      if (!LANG_RE.test(lang)) this.add(code, entry, `${show(lang)} is not a language code (two or three lowercase letters, optionally a region such as pt-BR)`);
+      this.text(text, entry, code, 1, 80);
+    }
+  }
+  key(v, p, code) {
+    if (typeof v === "string" && KEY_RE.test(v)) return true;
+    this.add(code, p, `${show(v)} is not a key (1 to 48 lowercase letters, digits, hyphens and underscores, starting with a letter)`);
+    return false;
+  }
+  window(v, p, code) {
+    if (!(typeof v === "string" && WINDOW_RE.test(v))) this.add(code, p, `${show(v)} is not a window (1 to 4 digits followed by d or y)`);
+  }
+  integer(v, p, code, low, high) {
+    if (!isInt(v)) this.add(code, p, `must be an integer, not ${show(v)}`);
+    else if (v < low || v > high) this.add(code, p, `must be ${low} to ${high}, not ${show(v)}`);
+  }
+  choice(v, p, code, allowed) {
+    if (typeof v !== "string" || !allowed.includes(v)) this.add(code, p, `${show(v)} is not one of ${allowed.join(", ")}`);
+  }
 }
 
 /**
- * Check a manifest object against contract 1 ("Manifest (plugin.json)"). `folder` is the folder
- * name when known (PLG-FOLDER-ID). Returns problems with `path` in the JSON-path form
- * `sources[0].url`, `series[1].fieldNames.rate.en`.
+ * Check a manifest object against every contract 1 rule ("Manifest (plugin.json)"). `folder`
+ * is the folder name when known (PLG-FOLDER-ID). Problems carry `path` in the JSON-path form
+ * `sources[0].url`, `series[1].fieldNames.rate.en`; whole-document problems have no path.
  */
-export function validateManifest(m, { folder = null } = {}) {
-  const out = [];
-  if (!isObject(m)) return [problem("PLG-MANIFEST-NOT-OBJECT", "plugin.json must be one JSON object { ... }")];
-  unknownKeys(m, MANIFEST_KEYS, "", out);
-  for (const k of REQUIRED_MANIFEST) {
-    if (!has(m, k)) out.push(problem(CODE_FOR_TOP[k], `${k} is required`, { path: k }));
+export function validateManifest(doc, { folder = null } = {}) {
+  if (!isObject(doc)) return [problem("PLG-MANIFEST-NOT-OBJECT", `plugin.json must be one JSON object, not ${show(doc)}`)];
+  const c = new ManifestCheck();
+  c.unknownKeys(doc, TOP_KEYS, "");
+  c.required(doc, REQUIRED_TOP, "");
+  if (has(doc, "$schema")) c.text(doc.$schema, "$schema", "PLG-INVALID", 0, 500);
+  if (has(doc, "contract") && doc.contract !== 1) c.add("PLG-MANIFEST-CONTRACT", "contract", `must be 1, not ${show(doc.contract)}`);
+  if (has(doc, "id")) {
+    const v = doc.id;
+    if (!(typeof v === "string" && ID_RE.test(v))) c.add("PLG-MANIFEST-ID", "id", `${show(v)} is not an id (2 to 48 lowercase letters, digits and hyphens, starting with a letter)`);
+    if (typeof v === "string" && isReservedId(v)) c.add("PLG-ID-RESERVED", "id", `${show(v)} is reserved for Almanac's own addresses`);
+    if (folder !== null && v !== folder) c.add("PLG-FOLDER-ID", "id", `${show(v)} differs from the folder name ${show(folder)}`);
   }
-  if (has(m, "$schema") && (typeof m.$schema !== "string" || chars(m.$schema) > 500)) out.push(problem("PLG-INVALID", "$schema must be a string of at most 500 characters", { path: "$schema" }));
-  if (has(m, "contract") && !(m.contract === 1)) out.push(problem("PLG-MANIFEST-CONTRACT", `contract is ${JSON.stringify(m.contract)}; it must be 1`, { path: "contract" }));
-  if (has(m, "id")) {
-    if (typeof m.id !== "string" || !ID_RE.test(m.id)) out.push(problem("PLG-MANIFEST-ID", `id ${JSON.stringify(m.id)}: use 2 to 48 lowercase letters, digits and hyphens, starting with a letter`, { path: "id" }));
-    else if (isReservedId(m.id)) out.push(problem("PLG-ID-RESERVED", `id "${m.id}" is reserved for Almanac's own addresses`, { path: "id" }));
-    else if (folder !== null && folder !== m.id) out.push(problem("PLG-FOLDER-ID", `the folder is named "${folder}" but id is "${m.id}"`, { path: "id" }));
-  }
-  if (has(m, "name")) checkNames(m.name, "name", out);
-  if (has(m, "version") && (typeof m.version !== "string" || !VERSION_RE.test(m.version))) out.push(problem("PLG-MANIFEST-VERSION", `version ${JSON.stringify(m.version)} is not major.minor.patch`, { path: "version" }));
-  if (has(m, "timezone") && !isNamedZone(m.timezone)) out.push(problem("PLG-MANIFEST-TIMEZONE", `timezone ${JSON.stringify(m.timezone)} is not a named IANA zone`, { path: "timezone" }));
-  if (has(m, "audience") && !["public", "private", "local"].includes(m.audience)) out.push(problem("PLG-MANIFEST-AUDIENCE", `audience ${JSON.stringify(m.audience)} is not public, private or local`, { path: "audience" }));
-  if (has(m, "schedule")) {
+  if (has(doc, "name")) c.names(doc.name, "name");
+  if (has(doc, "version") && !(typeof doc.version === "string" && VERSION_RE.test(doc.version))) c.add("PLG-MANIFEST-VERSION", "version", `${show(doc.version)} is not major.minor.patch (three non-negative integers without leading zeros)`);
+  if (has(doc, "timezone") && c.text(doc.timezone, "timezone", "PLG-MANIFEST-TIMEZONE", 1, 100) && !isNamedZone(doc.timezone)) c.add("PLG-MANIFEST-TIMEZONE", "timezone", `${show(doc.timezone)} is not a named IANA time zone`);
+  if (has(doc, "audience")) c.choice(doc.audience, "audience", "PLG-MANIFEST-AUDIENCE", AUDIENCES);
+  if (has(doc, "schedule") && c.text(doc.schedule, "schedule", "PLG-MANIFEST-SCHEDULE", 1, 100)) {
     try {
-      const cron = parseCron(m.schedule);
-      const runs = maxRunsPerDay(cron);
-      if (runs > 24) out.push(problem("PLG-SCHEDULE-TOO-FREQUENT", `schedule "${m.schedule}" runs up to ${runs} times a day; at most 24`, { path: "schedule" }));
+      const runs = maxRunsPerDay(parseCron(doc.schedule));
+      if (runs > 24) c.add("PLG-SCHEDULE-TOO-FREQUENT", "schedule", `${show(doc.schedule)} runs up to ${runs} times a day; at most 24`);
     } catch (e) {
-      out.push(problem("PLG-MANIFEST-SCHEDULE", `schedule: ${e.message}`, { path: "schedule" }));
+      c.add("PLG-MANIFEST-SCHEDULE", "schedule", e.message);
     }
   }
-  if (has(m, "backfill") && !(m.backfill === "all" || checkWindow(m.backfill))) out.push(problem("PLG-MANIFEST-BACKFILL", `backfill ${JSON.stringify(m.backfill)} is not "all" or a window such as "90d" or "2y"`, { path: "backfill" }));
-  const sourceHosts = [];
-  if (has(m, "sources")) {
-    if (!Array.isArray(m.sources)) out.push(problem("PLG-MANIFEST-SOURCES", "sources must be an array", { path: "sources" }));
-    else {
-      if (m.sources.length > 16) out.push(problem("PLG-MANIFEST-SOURCES", `${m.sources.length} sources; at most 16`, { path: "sources" }));
-      const seen = new Set();
-      m.sources.forEach((s, i) => {
-        const p = `sources[${i}]`;
-        if (!isObject(s)) return out.push(problem("PLG-MANIFEST-SOURCES", `${p} must be an object with name and url`, { path: p }));
-        unknownKeys(s, SOURCE_KEYS, p, out);
-        if (!has(s, "name")) out.push(problem("PLG-MANIFEST-SOURCES", `${p}.name is required`, { path: `${p}.name` }));
-        else if (typeof s.name !== "string" || !KEY_RE.test(s.name)) out.push(problem("PLG-MANIFEST-SOURCES", `${p}.name ${JSON.stringify(s.name)} is not a key (lowercase letters, digits, - and _, starting with a letter, at most 48)`, { path: `${p}.name` }));
-        else if (seen.has(s.name)) out.push(problem("PLG-MANIFEST-SOURCES", `${p}.name "${s.name}" is used by an earlier source`, { path: `${p}.name` }));
-        else seen.add(s.name);
-        if (!has(s, "url")) out.push(problem("PLG-MANIFEST-SOURCE-URL", `${p}.url is required`, { path: `${p}.url` }));
-        else {
-          const why = sourceUrlProblem(s.url);
-          if (why) out.push(problem("PLG-MANIFEST-SOURCE-URL", `${p}.url: ${why}`, { path: `${p}.url` }));
-          else sourceHosts.push(urlHost(s.url));
-        }
-        if (has(s, "maxBytes") && !(isInt(s.maxBytes) && s.maxBytes >= 1 && s.maxBytes <= MAX_BYTES)) out.push(problem("PLG-MANIFEST-SOURCES", `${p}.maxBytes must be an integer from 1 to 20971520`, { path: `${p}.maxBytes` }));
-      });
-    }
-  }
-  if (has(m, "series")) {
-    if (!Array.isArray(m.series)) out.push(problem("PLG-MANIFEST-SERIES", "series must be an array", { path: "series" }));
-    else {
-      if (m.series.length < 1 || m.series.length > 64) out.push(problem("PLG-MANIFEST-SERIES", `${m.series.length} series; 1 to 64`, { path: "series" }));
-      const seen = new Set();
-      m.series.forEach((s, i) => checkSeries(s, `series[${i}]`, seen, out));
-    }
-  }
-  if (has(m, "links")) {
-    const l = m.links;
-    if (!isObject(l)) out.push(problem("PLG-MANIFEST-LINKS", "links must be an object with hosts", { path: "links" }));
-    else {
-      unknownKeys(l, ["hosts"], "links", out);
-      if (!has(l, "hosts")) out.push(problem("PLG-MANIFEST-LINKS", "links.hosts is required", { path: "links.hosts" }));
-      else if (!Array.isArray(l.hosts)) out.push(problem("PLG-MANIFEST-LINKS", "links.hosts must be an array of host names", { path: "links.hosts" }));
+  if (has(doc, "backfill") && doc.backfill !== "all") c.window(doc.backfill, "backfill", "PLG-MANIFEST-BACKFILL");
+  if (has(doc, "sources")) checkSources(c, doc.sources);
+  if (has(doc, "series")) checkSeriesList(c, doc.series);
+  if (has(doc, "links") && c.object(doc.links, "links", "PLG-MANIFEST-LINKS")) {
+    const l = doc.links;
+    const code = "PLG-MANIFEST-LINKS";
+    c.unknownKeys(l, ["hosts"], "links");
+    c.required(l, { hosts: code }, "links");
+    if (has(l, "hosts")) {
+      if (!Array.isArray(l.hosts)) c.add(code, "links.hosts", `must be an array of host names, not ${show(l.hosts)}`);
       else {
-        if (l.hosts.length > 16) out.push(problem("PLG-MANIFEST-LINKS", `links.hosts has ${l.hosts.length} hosts; at most 16`, { path: "links.hosts" }));
+        if (l.hosts.length > 16) c.add(code, "links.hosts", `has ${l.hosts.length} hosts; at most 16`);
         l.hosts.forEach((h, i) => {
-          if (typeof h !== "string" || !HOST_RE.test(h) || /^[0-9.]+$/.test(h)) out.push(problem("PLG-MANIFEST-LINKS", `links.hosts[${i}] ${JSON.stringify(h)} is not a lowercase host name of at most 253 characters`, { path: `links.hosts[${i}]` }));
+          const why = hostProblem(h);
+          if (why) c.add(code, `links.hosts[${i}]`, why);
         });
       }
     }
   }
-  if (has(m, "limits")) {
-    const l = m.limits;
-    if (!isObject(l)) out.push(problem("PLG-MANIFEST-LIMITS", "limits must be an object", { path: "limits" }));
-    else {
-      unknownKeys(l, ["seconds", "megabytes"], "limits", out);
-      if (has(l, "seconds") && !(isInt(l.seconds) && l.seconds >= 1 && l.seconds <= 120)) out.push(problem("PLG-MANIFEST-LIMITS", "limits.seconds must be an integer from 1 to 120", { path: "limits.seconds" }));
-      if (has(l, "megabytes") && !(isInt(l.megabytes) && l.megabytes >= 16 && l.megabytes <= 256)) out.push(problem("PLG-MANIFEST-LIMITS", "limits.megabytes must be an integer from 16 to 256", { path: "limits.megabytes" }));
-    }
+  if (has(doc, "limits") && c.object(doc.limits, "limits", "PLG-MANIFEST-LIMITS")) {
+    c.unknownKeys(doc.limits, ["seconds", "megabytes"], "limits");
+    if (has(doc.limits, "seconds")) c.integer(doc.limits.seconds, "limits.seconds", "PLG-MANIFEST-LIMITS", 1, 120);
+    if (has(doc.limits, "megabytes")) c.integer(doc.limits.megabytes, "limits.megabytes", "PLG-MANIFEST-LIMITS", 16, 256);
   }
-  if (has(m, "licence")) {
-    const l = m.licence;
-    const bad = (k, msg) => out.push(problem("PLG-MANIFEST-LICENCE", `licence.${k}: ${msg}`, { path: `licence.${k}` }));
-    if (!isObject(l)) out.push(problem("PLG-MANIFEST-LICENCE", "licence must be an object with holder, terms and retain", { path: "licence" }));
-    else {
-      unknownKeys(l, LICENCE_KEYS, "licence", out);
-      if (!has(l, "holder")) bad("holder", "is required");
-      else if (typeof l.holder !== "string" || chars(l.holder) < 1 || chars(l.holder) > 200) bad("holder", "must be 1 to 200 characters");
-      if (has(l, "attribution") && (typeof l.attribution !== "string" || chars(l.attribution) < 1 || chars(l.attribution) > 40)) bad("attribution", "must be 1 to 40 characters");
-      if (!has(l, "terms")) bad("terms", "is required (a string of at most 500 characters, or null)");
-      else if (!(l.terms === null || (typeof l.terms === "string" && chars(l.terms) <= 500))) bad("terms", "must be a string of at most 500 characters, or null");
-      if (!has(l, "retain")) bad("retain", "is required (yes, no or unknown)");
-      else if (!["yes", "no", "unknown"].includes(l.retain)) bad("retain", `${JSON.stringify(l.retain)} is not yes, no or unknown`);
-    }
+  if (has(doc, "licence") && c.object(doc.licence, "licence", "PLG-MANIFEST-LICENCE")) {
+    const l = doc.licence;
+    const code = "PLG-MANIFEST-LICENCE";
+    c.unknownKeys(l, ["holder", "attribution", "terms", "retain"], "licence");
+    c.required(l, { holder: code, terms: code, retain: code }, "licence");
+    if (has(l, "holder")) c.text(l.holder, "licence.holder", code, 1, 200);
+    if (has(l, "attribution")) c.text(l.attribution, "licence.attribution", code, 1, 40);
+    if (has(l, "terms") && l.terms !== null) c.text(l.terms, "licence.terms", code, 0, 500);
+    if (has(l, "retain")) c.choice(l.retain, "licence.retain", code, RETAINS);
   }
-  return out;
+  return c.problems;
 }
 
-function checkSeries(s, p, seen, out) {
-  const bad = (sub, msg) => out.push(problem("PLG-MANIFEST-SERIES", `${sub ? p + "." + sub : p}: ${msg}`, { path: sub ? `${p}.${sub}` : p }));
-  if (!isObject(s)) return bad("", "a series must be an object");
-  unknownKeys(s, SERIES_KEYS, p, out);
-  for (const k of ["key", "kind", "cadence", "dates", "name"]) {
-    if (!has(s, k)) {
-      if (k === "name") out.push(problem("PLG-MANIFEST-NAME", `${p}.name is required`, { path: `${p}.name` }));
-      else bad(k, "is required");
+function checkSources(c, v) {
+  const code = "PLG-MANIFEST-SOURCES";
+  if (!Array.isArray(v)) return c.add(code, "sources", `must be an array, not ${show(v)}`);
+  if (v.length > 16) c.add(code, "sources", `has ${v.length} sources; at most 16`);
+  const seen = new Set();
+  v.forEach((s, i) => {
+    const p = `sources[${i}]`;
+    if (!c.object(s, p, code)) return;
+    c.unknownKeys(s, SOURCE_KEYS, p);
+    c.required(s, { name: code, url: "PLG-MANIFEST-SOURCE-URL" }, p);
+    if (has(s, "name") && c.key(s.name, `${p}.name`, code)) {
+      if (seen.has(s.name)) c.add(code, `${p}.name`, `${show(s.name)} names an earlier source too`);
+      seen.add(s.name);
     }
-  }
-  if (has(s, "key")) {
-    if (typeof s.key !== "string" || !KEY_RE.test(s.key)) bad("key", `${JSON.stringify(s.key)} is not a key (lowercase letters, digits, - and _, starting with a letter, at most 48)`);
-    else if (seen.has(s.key)) bad("key", `"${s.key}" is used by an earlier series`);
-    else seen.add(s.key);
-  }
-  if (has(s, "kind") && !KINDS.includes(s.kind)) bad("kind", `${JSON.stringify(s.kind)} is not value, event or item`);
-  if (has(s, "cadence") && !CADENCES.includes(s.cadence)) bad("cadence", `${JSON.stringify(s.cadence)} is not one of ${CADENCES.join(", ")}`);
-  if (has(s, "dates") && !["observation", "publication"].includes(s.dates)) bad("dates", `${JSON.stringify(s.dates)} is not observation or publication`);
-  if (has(s, "name")) checkNames(s.name, `${p}.name`, out);
-  if (has(s, "unit") && (typeof s.unit !== "string" || chars(s.unit) > 16)) bad("unit", "must be a string of at most 16 characters");
-  const isValue = s.kind === "value";
-  let fields = null;
-  if (has(s, "fields")) {
-    if (s.kind !== undefined && KINDS.includes(s.kind) && !isValue) bad("fields", "only value series have fields");
-    else if (!Array.isArray(s.fields) || s.fields.length < 1 || s.fields.length > 16) bad("fields", "must be an array of 1 to 16 keys");
-    else {
-      const fs_ = new Set();
-      s.fields.forEach((f, j) => {
-        if (typeof f !== "string" || !KEY_RE.test(f)) bad(`fields[${j}]`, `${JSON.stringify(f)} is not a key`);
-        else if (fs_.has(f)) bad(`fields[${j}]`, `"${f}" is listed twice`);
-        else fs_.add(f);
-      });
-      fields = fs_;
+    if (has(s, "url")) {
+      const why = sourceUrlProblem(s.url);
+      if (why) c.add("PLG-MANIFEST-SOURCE-URL", `${p}.url`, why);
     }
-  } else if (isValue) bad("fields", "a value series needs fields (1 to 16 keys in display order)");
-  if (has(s, "fieldNames")) {
-    if (s.kind !== undefined && KINDS.includes(s.kind) && !isValue) bad("fieldNames", "only value series have fields");
-    else if (!isObject(s.fieldNames)) bad("fieldNames", "must be an object of field key to names");
-    else {
-      for (const [f, names] of Object.entries(s.fieldNames)) {
-        if (fields && !fields.has(f)) bad(`fieldNames.${f}`, `"${f}" is not one of the series' fields`);
-        else checkNames(names, `${p}.fieldNames.${f}`, out);
-      }
+    if (has(s, "maxBytes")) c.integer(s.maxBytes, `${p}.maxBytes`, code, 1, MAX_BYTES);
+  });
+}
+
+function checkSeriesList(c, v) {
+  const code = "PLG-MANIFEST-SERIES";
+  if (!Array.isArray(v)) return c.add(code, "series", `must be an array, not ${show(v)}`);
+  if (v.length < 1 || v.length > 64) c.add(code, "series", `has ${v.length} series; 1 to 64`);
+  const seen = new Set();
+  v.forEach((s, i) => {
+    const p = `series[${i}]`;
+    if (!c.object(s, p, code)) return;
+    if (has(s, "key") && c.key(s.key, `${p}.key`, code)) {
+      if (seen.has(s.key)) c.add(code, `${p}.key`, `${show(s.key)} is the key of an earlier series too`);
+      seen.add(s.key);
+    }
+    checkSeries(c, s, p);
+  });
+}
+
+function checkSeries(c, s, p) {
+  const code = "PLG-MANIFEST-SERIES";
+  c.unknownKeys(s, SERIES_KEYS, p);
+  c.required(s, { key: code, kind: code, cadence: code, dates: code, name: "PLG-MANIFEST-NAME" }, p);
+  const kind = s.kind;
+  if (has(s, "kind")) c.choice(kind, `${p}.kind`, code, KINDS);
+  if (has(s, "cadence")) c.choice(s.cadence, `${p}.cadence`, code, CADENCES);
+  if (has(s, "dates")) c.choice(s.dates, `${p}.dates`, code, DATINGS);
+  if (has(s, "name")) c.names(s.name, `${p}.name`);
+  if (has(s, "unit")) c.text(s.unit, `${p}.unit`, code, 0, 16);
+  let fields = new Set();
+  if (has(s, "fields")) fields = checkFields(c, s.fields, `${p}.fields`, kind);
+  else if (kind === "value") {
+    c.add(code, `${p}.fields`, "is required for a value series");
+    fields = null;
+  }
+  if (has(s, "fieldNames") && c.object(s.fieldNames, `${p}.fieldNames`, code)) {
+    for (const [f, names] of Object.entries(s.fieldNames)) {
+      const entry = `${p}.fieldNames.${f}`;
+      if (fields !== null && !fields.has(f)) c.add(code, entry, `${show(f)} is not a declared field of the series`);
+      c.names(names, entry);
     }
   }
   if (has(s, "change")) {
-    if (s.kind !== undefined && KINDS.includes(s.kind) && !isValue) bad("change", "only value series have fields");
-    else if (typeof s.change !== "string" || (fields && !fields.has(s.change)) || !KEY_RE.test(s.change)) bad("change", `${JSON.stringify(s.change)} is not one of the series' fields`);
+    const known = c.key(s.change, `${p}.change`, code);
+    if (known && fields !== null && !fields.has(s.change)) c.add(code, `${p}.change`, `${show(s.change)} is not a declared field of the series`);
   }
-  if (has(s, "snapshot")) {
+  if (has(s, "snapshot") && c.object(s.snapshot, `${p}.snapshot`, code)) {
     const w = s.snapshot;
-    if (!isObject(w)) bad("snapshot", "must be an object with back and ahead windows");
-    else {
-      unknownKeys(w, ["back", "ahead"], `${p}.snapshot`, out);
-      for (const k of ["back", "ahead"]) {
-        if (!has(w, k)) bad(`snapshot.${k}`, "is required");
-        else if (!checkWindow(w[k])) bad(`snapshot.${k}`, `${JSON.stringify(w[k])} is not a window such as "7d" or "1y"`);
-      }
-    }
+    c.unknownKeys(w, ["back", "ahead"], `${p}.snapshot`);
+    c.required(w, { back: code, ahead: code }, `${p}.snapshot`);
+    for (const side of ["back", "ahead"]) if (has(w, side)) c.window(w[side], `${p}.snapshot.${side}`, code);
   }
 }
 
-/** Parse plugin.json text into {manifest, problems}. */
+/** `fields`: only value series; 1 to 16 unique Keys. Null when they cannot be known. */
+function checkFields(c, v, p, kind) {
+  const code = "PLG-MANIFEST-SERIES";
+  if (kind !== "value") {
+    if (KINDS.includes(kind)) {
+      c.add(code, p, `only value series have fields, not ${kind} series`);
+      return new Set();
+    }
+    return null;
+  }
+  if (!Array.isArray(v)) {
+    c.add(code, p, `must be an array of keys, not ${show(v)}`);
+    return null;
+  }
+  if (v.length < 1 || v.length > 16) c.add(code, p, `has ${v.length} fields; 1 to 16`);
+  const declared = new Set();
+  v.forEach((f, i) => {
+    if (c.key(f, `${p}[${i}]`, code)) {
+      if (declared.has(f)) c.add(code, `${p}[${i}]`, `${show(f)} is declared twice`);
+      declared.add(f);
+    }
+  });
+  return declared;
+}
+
+/** Parse plugin.json text into {manifest, problems} (NaN and Infinity are not JSON here either). */
 export function readManifestText(text, opts = {}) {
   let m;
   try {
     m = JSON.parse(text);
   } catch (e) {
-    return { manifest: null, problems: [problem("PLG-MANIFEST-INVALID-JSON", `plugin.json is not JSON: ${e.message}`, { file: "plugin.json" })] };
+    return { manifest: null, problems: [problem("PLG-MANIFEST-INVALID-JSON", `plugin.json is not JSON: ${e.message}`)] };
   }
-  const problems = validateManifest(m, opts);
-  return { manifest: m, problems };
+  return { manifest: m, problems: validateManifest(m, opts) };
 }
 
 // ---------------------------------------------------------------------------------------------
-// Record rules ("Records (fetcher output)"; "Errors": Records of a run)
+// Record rules ("Records (fetcher output)"; "Errors": Records of a run). The same rules, codes
+// and lines as src/almanac/platform/contract/records.py; tests/conformance/records/ holds the cases.
 // ---------------------------------------------------------------------------------------------
 
 export const MAX_RECORDS = 250000;
@@ -574,7 +638,11 @@ const RECORD_KEYS = {
   event: ["kind", "series", "id", "date", "state", "value", "title"],
   item: ["kind", "series", "date", "id", "title", "url"],
 };
-const MARKUP_RE = /<\/?[A-Za-z!][^>]*>|&(#\d+|#x[0-9a-fA-F]+|[A-Za-z]+);/;
+const A_KIND = { value: "a value", event: "an event", item: "an item" };
+const MARKUP_RE = /<[A-Za-z/!?]|&(?:[A-Za-z][A-Za-z0-9]*|#[0-9]+|#[xX][0-9A-Fa-f]+);/;
+const CONTROL_RE = /[\x00-\x1f\x7f]/;
+const WS_OR_CONTROL_RE = /[\s\x00-\x1f\x7f\x85]/u;
+const isFiniteNumber = (v) => typeof v === "number" && Number.isFinite(v);
 
 /** Hosts an item link may point to: every source's host and `links.hosts`. */
 export function linkHosts(manifest) {
@@ -583,7 +651,7 @@ export function linkHosts(manifest) {
     const h = urlHost(s && s.url);
     if (h) hosts.add(h);
   }
-  for (const h of (isObject(manifest.links) && Array.isArray(manifest.links.hosts)) ? manifest.links.hosts : []) hosts.add(h);
+  for (const h of isObject(manifest.links) && Array.isArray(manifest.links.hosts) ? manifest.links.hosts : []) hosts.add(h);
   return hosts;
 }
 
@@ -593,78 +661,242 @@ export function recordKey(record, dates) {
   return JSON.stringify([record.series, record.date, record.id]);
 }
 
+function plainTextProblem(v, low) {
+  if (typeof v !== "string") return `must be a string, not ${show(v)}`;
+  if (chars(v) < low || chars(v) > 200) return `must be ${low} to 200 characters, not ${chars(v)}`;
+  if (CONTROL_RE.test(v)) return "must be one line of plain text, without control characters";
+  if (MARKUP_RE.test(v)) return "must be plain text, without markup such as tags or character references";
+  return null;
+}
+const idOk = (v) => typeof v === "string" && chars(v) > 0 && chars(v) <= 64 && !WS_OR_CONTROL_RE.test(v);
+
 /**
- * Check a batch of output lines against the manifest ("Records"; batch rules). `lines` are
- * the raw text lines (without newline). Returns {problems, records}; problems carry `line`
- * (1-based). One bad line refuses the batch.
+ * Check the lines a run printed against the manifest ("Records"; batch rules). `lines` are the
+ * raw text lines without "\n" (a final "" is not a record). Returns {problems, records};
+ * problems carry `line` (1-based) and the record `path`. One bad line refuses the batch.
  */
 export function validateRecords(manifest, lines, today) {
-  const out = [];
-  const records = [];
-  if (!isDate(today)) return { problems: [problem("PLG-RECORD-TODAY", `the run context's today ${JSON.stringify(today)} is not a date`)], records };
-  if (lines.length > MAX_RECORDS) out.push(problem("PLG-RECORD-TOO-MANY", `${lines.length} records; at most 250,000 in one run`));
-  const series = new Map();
-  for (const s of Array.isArray(manifest.series) ? manifest.series : []) if (isObject(s)) series.set(s.key, s);
+  const problems = [];
+  if (!(typeof today === "string" && isDate(today))) return { problems: [problem("PLG-RECORD-TODAY", `today: ${show(today)} is not a valid today (YYYY-MM-DD) for this run`, { path: "today" })], records: [] };
+  let texts = lines;
+  if (texts.length && texts[texts.length - 1] === "") texts = texts.slice(0, -1);
+  if (texts.length > MAX_RECORDS) return { problems: [problem("PLG-RECORD-TOO-MANY", `the run printed ${texts.length} records; at most 250,000`)], records: [] };
+  const kinds = new Map();
+  const seriesDecl = new Map();
+  for (const s of manifest.series) {
+    kinds.set(s.key, s.kind);
+    seriesDecl.set(s.key, s);
+  }
   const hosts = linkHosts(manifest);
-  const keys = new Set();
-  const eventIds = new Set();
-  lines.forEach((text, i) => {
+  const seen = new Set();
+  const seenEvents = new Set();
+  const records = [];
+  const add = (code, line, p, detail) => problems.push(problem(code, `line ${line}${p ? `: ${p}` : ""}: ${detail}`, { path: p, line }));
+  const missing = (key, line) => add("PLG-RECORD-INVALID", line, key, "is required");
+  const unknownKeys = (r, kind, line) => {
+    for (const k of Object.keys(r)) if (!RECORD_KEYS[kind].includes(k)) add("PLG-RECORD-UNKNOWN-KEY", line, k, `${show(k)} is not a key of ${A_KIND[kind]} record`);
+  };
+  const seriesProblem = (r, kind, line) => {
+    if (!has(r, "series")) return missing("series", line);
+    const key = r.series;
+    if (typeof key !== "string") return add("PLG-RECORD-INVALID", line, "series", `must be a string, not ${show(key)}`);
+    const declared = kinds.get(key);
+    if (declared === undefined) add("PLG-RECORD-SERIES", line, "series", `${show(key)} is not a declared series`);
+    else add("PLG-RECORD-SERIES", line, "series", `${show(key)} is declared as ${A_KIND[declared]} series, not ${A_KIND[kind]} series`);
+  };
+  const dateOk = (r, line) => {
+    if (typeof r.date === "string" && isDate(r.date)) return true;
+    if (!has(r, "date")) missing("date", line);
+    else add("PLG-RECORD-INVALID", line, "date", `${show(r.date)} is not a real calendar date written YYYY-MM-DD`);
+    return false;
+  };
+  const afterToday = (r, line, what) => add("PLG-RECORD-AFTER-TODAY", line, "date", `${r.date} is after today (${today}); ${what}`);
+  const idCheck = (r, line) => {
+    if (!has(r, "id")) {
+      missing("id", line);
+      return false;
+    }
+    if (idOk(r.id)) return true;
+    add("PLG-RECORD-INVALID", line, "id", `${show(r.id)} is not an id (1 to 64 characters, no spaces)`);
+    return false;
+  };
+  const repeated = (key, set, line, what) => {
+    if (set.has(key)) {
+      add("PLG-RECORD-REPEATED", line, null, `${what} was printed before in this run`);
+      return true;
+    }
+    set.add(key);
+    return false;
+  };
+  const checkValue = (r, line) => {
+    let ok = true;
+    if (Object.keys(r).some((k) => !RECORD_KEYS.value.includes(k))) {
+      unknownKeys(r, "value", line);
+      ok = false;
+    }
+    const decl = typeof r.series === "string" && kinds.get(r.series) === "value" ? seriesDecl.get(r.series) : null;
+    if (!decl) {
+      seriesProblem(r, "value", line);
+      ok = false;
+    }
+    if (dateOk(r, line)) {
+      if (r.date > today) {
+        afterToday(r, line, "a value is never dated after today");
+        ok = false;
+      }
+    } else ok = false;
+    if (has(r, "fields")) {
+      const f = r.fields;
+      if (!isObject(f) || !Object.keys(f).length) {
+        add("PLG-RECORD-INVALID", line, "fields", `must be an object of at least one declared field, not ${show(f)}`);
+        ok = false;
+      } else {
+        for (const [name, num] of Object.entries(f)) {
+          if (!isFiniteNumber(num)) {
+            add("PLG-RECORD-INVALID", line, `fields.${name}`, `${show(num)} is not a finite number`);
+            ok = false;
+          }
+        }
+        if (decl) {
+          for (const name of Object.keys(f)) {
+            if (!decl.fields.includes(name)) {
+              add("PLG-RECORD-INVALID", line, `fields.${name}`, `${show(name)} is not a declared field of series ${show(r.series)}`);
+              ok = false;
+            }
+          }
+        }
+      }
+    } else {
+      missing("fields", line);
+      ok = false;
+    }
+    if (decl) {
+      for (const key of ["period", "revises"]) {
+        if (!has(r, key)) continue;
+        const v = r[key];
+        if (decl.dates !== "publication") {
+          add("PLG-RECORD-INVALID", line, key, `series ${show(r.series)} is dated by observation; only a series dated by publication takes ${key}`);
+          ok = false;
+        } else if (key === "period" && !(typeof v === "string" && chars(v) <= 32)) {
+          add("PLG-RECORD-INVALID", line, key, `must be a string of at most 32 characters, not ${show(v)}`);
+          ok = false;
+        } else if (key === "revises" && !(typeof v === "string" && isDate(v))) {
+          add("PLG-RECORD-INVALID", line, key, `${show(v)} is not a real calendar date written YYYY-MM-DD`);
+          ok = false;
+        }
+      }
+    }
+    if (!ok) return false;
+    let what = `the value of series ${show(r.series)} on ${r.date}`;
+    if (decl.dates === "publication" && r.period) what += ` for period ${show(r.period)}`;
+    return !repeated(recordKey(r, decl.dates), seen, line, what);
+  };
+  const checkEvent = (r, line) => {
+    let ok = true;
+    if (Object.keys(r).some((k) => !RECORD_KEYS.event.includes(k))) {
+      unknownKeys(r, "event", line);
+      ok = false;
+    }
+    if (!(typeof r.series === "string" && kinds.get(r.series) === "event")) {
+      seriesProblem(r, "event", line);
+      ok = false;
+    }
+    if (!idCheck(r, line)) ok = false;
+    const stateOk = typeof r.state === "string" && ["scheduled", "happened", "cancelled"].includes(r.state);
+    if (!stateOk) {
+      ok = false;
+      if (!has(r, "state")) missing("state", line);
+      else add("PLG-RECORD-INVALID", line, "state", `${show(r.state)} is not one of scheduled, happened, cancelled`);
+    }
+    if (dateOk(r, line)) {
+      if (stateOk && r.state !== "scheduled" && r.date > today) {
+        afterToday(r, line, `a ${r.state} event is past news; only a scheduled event may come later`);
+        ok = false;
+      }
+    } else ok = false;
+    if (has(r, "value") && !isFiniteNumber(r.value)) {
+      add("PLG-RECORD-INVALID", line, "value", `${show(r.value)} is not a finite number`);
+      ok = false;
+    }
+    if (has(r, "title")) {
+      const why = plainTextProblem(r.title, 0);
+      if (why) {
+        add("PLG-RECORD-INVALID", line, "title", why);
+        ok = false;
+      }
+    }
+    if (!ok) return false;
+    return !repeated(JSON.stringify([r.series, r.id]), seenEvents, line, `event ${show(r.id)} of series ${show(r.series)}`);
+  };
+  const checkItem = (r, line) => {
+    let ok = true;
+    if (Object.keys(r).some((k) => !RECORD_KEYS.item.includes(k))) {
+      unknownKeys(r, "item", line);
+      ok = false;
+    }
+    if (!(typeof r.series === "string" && kinds.get(r.series) === "item")) {
+      seriesProblem(r, "item", line);
+      ok = false;
+    }
+    if (dateOk(r, line)) {
+      if (r.date > today) {
+        afterToday(r, line, "an item is never dated after today");
+        ok = false;
+      }
+    } else ok = false;
+    if (!idCheck(r, line)) ok = false;
+    if (has(r, "title")) {
+      const why = plainTextProblem(r.title, 1);
+      if (why) {
+        add("PLG-RECORD-INVALID", line, "title", why);
+        ok = false;
+      }
+    } else {
+      missing("title", line);
+      ok = false;
+    }
+    if (has(r, "url")) {
+      const url = r.url;
+      if (typeof url !== "string") {
+        add("PLG-RECORD-INVALID", line, "url", `must be a string, not ${show(url)}`);
+        ok = false;
+      } else {
+        let detail = null;
+        if (chars(url) > 1000) detail = `is ${chars(url)} characters long; at most 1000`;
+        else {
+          const parts = splitHttpsUrl(url);
+          if (typeof parts === "string") detail = `${show(url)} ${parts}`;
+          else if (!hosts.has(parts[0])) detail = `host "${parts[0]}" is neither a source host nor listed in links.hosts`;
+        }
+        if (detail) {
+          add("PLG-RECORD-LINK", line, "url", detail);
+          ok = false;
+        }
+      }
+    } else {
+      missing("url", line);
+      ok = false;
+    }
+    if (!ok) return false;
+    return !repeated(recordKey(r, seriesDecl.get(r.series).dates), seen, line, `item ${show(r.id)} of series ${show(r.series)} on ${r.date}`);
+  };
+  const checks = { value: checkValue, event: checkEvent, item: checkItem };
+  texts.forEach((text, i) => {
     const line = i + 1;
-    const bad = (code, msg) => out.push(problem(code, `line ${line}: ${msg}`, { line }));
     let r;
     try {
       r = JSON.parse(text);
-    } catch {
-      return bad("PLG-RECORD-INVALID", "is not one JSON object");
+    } catch (e) {
+      if (!text.trim()) add("PLG-RECORD-INVALID", line, null, "is empty; print one JSON object per line");
+      else add("PLG-RECORD-INVALID", line, null, `is not JSON (${e.message})`);
+      return;
     }
-    if (!isObject(r)) return bad("PLG-RECORD-INVALID", "is not one JSON object");
-    if (!KINDS.includes(r.kind)) return bad("PLG-RECORD-INVALID", `kind ${JSON.stringify(r.kind)} is not value, event or item`);
-    const unknown = Object.keys(r).filter((k) => !RECORD_KEYS[r.kind].includes(k));
-    if (unknown.length) return bad("PLG-RECORD-UNKNOWN-KEY", `a ${r.kind} record has no key ${unknown.map((k) => JSON.stringify(k)).join(", ")}`);
-    const decl = series.get(r.series);
-    if (typeof r.series !== "string" || !decl) return bad("PLG-RECORD-SERIES", `series ${JSON.stringify(r.series)} is not declared in plugin.json`);
-    if (decl.kind !== r.kind) return bad("PLG-RECORD-SERIES", `series "${r.series}" is declared as ${decl.kind}, not ${r.kind}`);
-    if (!has(r, "date")) return bad("PLG-RECORD-INVALID", "date is required");
-    if (!isDate(r.date)) return bad("PLG-RECORD-INVALID", `date ${JSON.stringify(r.date)} is not a real date YYYY-MM-DD`);
-    if (r.kind === "value") {
-      if ((has(r, "period") || has(r, "revises")) && decl.dates !== "publication") return bad("PLG-RECORD-UNKNOWN-KEY", `period and revises belong to series dated by publication; "${r.series}" is dated by observation`);
-      if (has(r, "period") && (typeof r.period !== "string" || chars(r.period) < 1 || chars(r.period) > 32)) return bad("PLG-RECORD-INVALID", "period must be a string of 1 to 32 characters");
-      if (has(r, "revises") && !isDate(r.revises)) return bad("PLG-RECORD-INVALID", `revises ${JSON.stringify(r.revises)} is not a real date YYYY-MM-DD`);
-      if (!has(r, "fields") || !isObject(r.fields) || Object.keys(r.fields).length === 0) return bad("PLG-RECORD-INVALID", "fields must be an object of numbers");
-      const declared = Array.isArray(decl.fields) ? decl.fields : [];
-      for (const [f, v] of Object.entries(r.fields)) {
-        if (!declared.includes(f)) return bad("PLG-RECORD-UNKNOWN-KEY", `fields.${f} is not a field of series "${r.series}"`);
-        if (typeof v !== "number" || !Number.isFinite(v)) return bad("PLG-RECORD-INVALID", `fields.${f} must be a finite number`);
-      }
-    } else {
-      if (!has(r, "id") || typeof r.id !== "string" || chars(r.id) < 1 || chars(r.id) > 64 || /\s/.test(r.id)) return bad("PLG-RECORD-INVALID", "id must be 1 to 64 characters with no spaces");
-      if (r.kind === "event") {
-        if (!["scheduled", "happened", "cancelled"].includes(r.state)) return bad("PLG-RECORD-INVALID", `state ${JSON.stringify(r.state)} is not scheduled, happened or cancelled`);
-        if (has(r, "value") && (typeof r.value !== "number" || !Number.isFinite(r.value))) return bad("PLG-RECORD-INVALID", "value must be a finite number");
-        if (has(r, "title") && (typeof r.title !== "string" || chars(r.title) > 200 || MARKUP_RE.test(r.title))) return bad("PLG-RECORD-INVALID", "title must be plain text of at most 200 characters");
-      } else {
-        if (typeof r.title !== "string" || chars(r.title) < 1 || chars(r.title) > 200 || MARKUP_RE.test(r.title)) return bad("PLG-RECORD-INVALID", "title must be plain text of 1 to 200 characters");
-        if (typeof r.url !== "string" || chars(r.url) > 1000) return bad("PLG-RECORD-LINK", "url must be an https link of at most 1,000 characters");
-        let u = null;
-        try {
-          u = new URL(r.url);
-        } catch {}
-        if (!u || u.protocol !== "https:" || !/^https:\/\//i.test(r.url) || u.username || u.password) return bad("PLG-RECORD-LINK", `url ${JSON.stringify(r.url)} is not an https link`);
-        if (!hosts.has(u.hostname)) return bad("PLG-RECORD-LINK", `url host "${u.hostname}" is not a source host or in links.hosts`);
-      }
-    }
-    if (r.date > today && !(r.kind === "event" && r.state === "scheduled")) return bad("PLG-RECORD-AFTER-TODAY", `date ${r.date} is after today ${today}; only a scheduled event may be`);
-    const key = recordKey(r, decl.dates);
-    if (keys.has(key)) return bad("PLG-RECORD-REPEATED", `the same record (${JSON.parse(key).filter(Boolean).join(" ")}) was printed on an earlier line`);
-    if (r.kind === "event") {
-      const ek = JSON.stringify([r.series, r.id]);
-      if (eventIds.has(ek)) return bad("PLG-RECORD-REPEATED", `event id "${r.id}" of series "${r.series}" was printed on an earlier line`);
-      eventIds.add(ek);
-    }
-    keys.add(key);
-    records.push(r);
+    if (!isObject(r)) return add("PLG-RECORD-INVALID", line, null, `is not a JSON object: ${show(r)}`);
+    const check = typeof r.kind === "string" && has(checks, r.kind) ? checks[r.kind] : null;
+    if (!check) return add("PLG-RECORD-INVALID", line, "kind", has(r, "kind") ? `${show(r.kind)} is not one of value, event, item` : "is required (value, event or item)");
+    if (check(r, line)) records.push(r);
   });
-  return { problems: out, records };
+  return problems.length ? { problems, records: [] } : { problems, records };
 }
 
 /** Split fetcher output into lines: newline-terminated; a final line without newline counts. */
@@ -672,8 +904,9 @@ export function outputLines(text) {
   if (text === "") return [];
   const lines = text.split("\n");
   if (lines[lines.length - 1] === "") lines.pop();
-  return lines.map((l) => (l.endsWith("\r") ? l.slice(0, -1) : l));
+  return lines;
 }
+
 
 // ---------------------------------------------------------------------------------------------
 // Digest (DECISIONS 4) and the code file rules
@@ -1036,20 +1269,159 @@ export function runProblems(res, label, { expectFailure = false } = {}) {
   return out;
 }
 
-/** The run context ("Run context"): today/now, backfill, backfillFrom, sources name->path, series state. */
-export function buildContext(manifest, { now, today, backfill, sources, state = {} }) {
+// ---------------------------------------------------------------------------------------------
+// Run context ("Run context", "Series context"; fixtures/context.json). The same rules as
+// src/almanac/platform/contract/context.py; tests/conformance/contexts/ holds the cases.
+// ---------------------------------------------------------------------------------------------
+
+const CONTEXT_KEYS = ["contract", "plugin", "now", "today", "backfill", "backfillFrom", "sources", "series"];
+const INSTANT_RE = /^(\d{4}-\d{2}-\d{2})T(\d{2}):(\d{2}):(\d{2})(\.\d{1,6})?(Z|[+-](\d{2}):(\d{2}))$/;
+
+/** An ISO 8601 instant with seconds and an offset (Z, +hh:mm), at most 40 characters; a Date or null. */
+export function parseInstant(s, { utcOnly = false } = {}) {
+  if (typeof s !== "string" || chars(s) > 40) return null;
+  const m = INSTANT_RE.exec(s);
+  if (!m || !isDate(m[1]) || +m[2] > 23 || +m[3] > 59 || +m[4] > 59) return null;
+  if (m[7] !== undefined && (+m[7] > 23 || +m[8] > 59)) return null;
+  if (utcOnly && !(m[6] === "Z" || m[6] === "+00:00")) return null;
+  const t = new Date(s.replace(/(\.\d{3})\d+/, "$1"));
+  return Number.isNaN(t.getTime()) ? null : t;
+}
+/** `now` as the context writes it: UTC, whole seconds, Z. */
+export function formatInstant(t) {
+  return new Date(Math.floor(t.getTime() / 1000) * 1000).toISOString().replace(/\.\d{3}Z$/, "Z");
+}
+
+/**
+ * The run context of one run (Run context table). `state` maps a series key to {last, count};
+ * a declared series missing from it has {last: null, count: 0}. `backfill` undefined means true
+ * exactly when nothing is stored. `sources` maps each source name to its file path.
+ */
+export function buildContext(manifest, { now, state = {}, backfill, sources }) {
+  const stamp = formatInstant(now instanceof Date ? now : parseInstant(now));
+  const today = dateInZone(new Date(stamp), manifest.timezone);
   const series = {};
-  for (const s of manifest.series) series[s.key] = state[s.key] || { last: null, count: 0 };
+  for (const s of manifest.series) {
+    const st = state[s.key] || { last: null, count: 0 };
+    series[s.key] = { last: st.last ?? null, count: st.count ?? 0 };
+  }
+  if (backfill === undefined || backfill === null) backfill = Object.values(series).every((s) => s.count === 0);
   return {
     contract: CONTRACT,
     plugin: manifest.id,
-    now,
+    now: stamp,
     today,
     backfill,
     backfillFrom: manifest.backfill === "all" ? null : windowStart(today, manifest.backfill),
-    sources,
+    sources: sources ?? Object.fromEntries(manifest.sources.map((s) => [s.name, `/sources/${s.name}`])),
     series,
   };
+}
+
+function checkSeriesState(add, value, manifest, today, everySeries) {
+  if (!isObject(value)) return add("series", "must be an object of series key to {last, count}");
+  const declared = manifest.series.map((s) => s.key);
+  for (const k of Object.keys(value)) if (!declared.includes(k)) add(`series.${k}`, "is not a declared series");
+  if (everySeries) for (const k of declared) if (!has(value, k)) add(`series.${k}`, "is missing; every declared series has a state");
+  for (const [k, st] of Object.entries(value)) {
+    if (!declared.includes(k)) continue;
+    const p = `series.${k}`;
+    if (!isObject(st)) {
+      add(p, "must be an object {last, count}");
+      continue;
+    }
+    for (const extra of Object.keys(st)) if (!["last", "count"].includes(extra)) add(`${p}.${extra}`, "is not a series context key");
+    if (!has(st, "last") || !has(st, "count")) add(p, "needs both last and count");
+    const last = st.last;
+    const count = st.count;
+    if (last !== null && last !== undefined) {
+      if (!(typeof last === "string" && isDate(last))) add(`${p}.last`, `${show(last)} is not a date YYYY-MM-DD or null`);
+      else if (today !== null && last > today) add(`${p}.last`, `${last} is after today ${today}`);
+    }
+    if (has(st, "count") && (!isInt(count) || count < 0)) add(`${p}.count`, `${show(count)} is not an integer of at least 0`);
+    else if (last !== null && last !== undefined && count === 0) add(p, "has a last date but a count of 0");
+  }
+}
+
+/** Every way a built run context breaks the Run context table (PLG-CONTEXT-INVALID, PLG-RECORD-TODAY). */
+export function checkRunContext(ctx, manifest) {
+  const out = [];
+  const add = (p, detail, code = "PLG-CONTEXT-INVALID") => out.push(problem(code, `run context${p ? ` ${p}` : ""}: ${detail}`, { path: p }));
+  if (!isObject(ctx)) {
+    add(null, "must be one JSON object");
+    return out;
+  }
+  for (const k of Object.keys(ctx)) if (!CONTEXT_KEYS.includes(k)) add(k, "is not a run context key");
+  for (const k of ["contract", "plugin", "now", "today", "backfill", "sources", "series"]) if (!has(ctx, k)) add(k, "is missing", k === "today" ? "PLG-RECORD-TODAY" : undefined);
+  if (has(ctx, "contract") && ctx.contract !== 1) add("contract", "must be 1");
+  if (has(ctx, "plugin") && ctx.plugin !== manifest.id) add("plugin", `${show(ctx.plugin)} is not the plug-in id "${manifest.id}"`);
+  let now = null;
+  if (has(ctx, "now")) {
+    now = parseInstant(ctx.now, { utcOnly: true });
+    if (!now) add("now", `${show(ctx.now)} is not a UTC ISO 8601 instant of at most 40 characters`);
+  }
+  let today = null;
+  if (has(ctx, "today")) {
+    if (!(typeof ctx.today === "string" && isDate(ctx.today))) add("today", `${show(ctx.today)} is not a date YYYY-MM-DD`, "PLG-RECORD-TODAY");
+    else if (now && ctx.today !== dateInZone(now, manifest.timezone)) add("today", `${ctx.today} is not the date of now in ${manifest.timezone} (${dateInZone(now, manifest.timezone)})`, "PLG-RECORD-TODAY");
+    else today = ctx.today;
+  }
+  if (has(ctx, "backfill") && typeof ctx.backfill !== "boolean") add("backfill", "must be true or false");
+  if (has(ctx, "backfillFrom")) {
+    const v = ctx.backfillFrom;
+    if (manifest.backfill === "all") {
+      if (v !== null) add("backfillFrom", "must be null for backfill all");
+    } else if (!(typeof v === "string" && isDate(v))) add("backfillFrom", `${show(v)} is not a date YYYY-MM-DD`);
+    else if (today !== null && v !== windowStart(today, manifest.backfill)) add("backfillFrom", `${v} is not today minus ${manifest.backfill}`);
+  }
+  if (has(ctx, "sources")) {
+    const expected = Object.fromEntries(manifest.sources.map((s) => [s.name, `/sources/${s.name}`]));
+    const got = ctx.sources;
+    const same = isObject(got) && Object.keys(got).length === Object.keys(expected).length && Object.entries(expected).every(([k, v]) => got[k] === v);
+    if (!same) add("sources", `must be exactly ${JSON.stringify(expected)}`);
+  }
+  if (has(ctx, "series")) checkSeriesState(add, ctx.series, manifest, today, true);
+  return out;
+}
+
+/**
+ * fixtures/context.json rules: run context keys (not `sources`), `now` an ISO instant with an
+ * offset and `today` the date of `now` in the manifest zone (PLG-FIXTURE-CONTEXT-INVALID).
+ */
+export function checkFixtureContext(fixture, manifest, file = "fixtures/context.json") {
+  const out = [];
+  const add = (p, detail) => out.push(problem("PLG-FIXTURE-CONTEXT-INVALID", `${file}${p ? ` ${p}` : ""}: ${detail}`, { path: p, file }));
+  if (!isObject(fixture)) {
+    add(null, "must be one JSON object");
+    return out;
+  }
+  for (const k of Object.keys(fixture)) if (!CONTEXT_KEYS.includes(k) || k === "sources") add(k, "is not a key fixtures/context.json may set");
+  let now = null;
+  if (!has(fixture, "now")) add("now", "is missing");
+  else {
+    now = parseInstant(fixture.now);
+    if (!now) add("now", `${show(fixture.now)} is not an ISO 8601 instant with an offset, such as 2026-11-21T09:00:00Z`);
+  }
+  let today = null;
+  if (!has(fixture, "today")) add("today", "is missing");
+  else if (!(typeof fixture.today === "string" && isDate(fixture.today))) add("today", `${show(fixture.today)} is not a date YYYY-MM-DD`);
+  else if (now && fixture.today !== dateInZone(now, manifest.timezone)) add("today", `${fixture.today} is not the date of now in ${manifest.timezone} (${dateInZone(now, manifest.timezone)})`);
+  else today = fixture.today;
+  if (has(fixture, "contract") && fixture.contract !== 1) add("contract", "must be 1");
+  if (has(fixture, "plugin") && fixture.plugin !== manifest.id) add("plugin", `must be the plug-in id "${manifest.id}"`);
+  if (has(fixture, "backfill") && typeof fixture.backfill !== "boolean") add("backfill", "must be true or false");
+  if (has(fixture, "backfillFrom") && fixture.backfillFrom !== null && !(typeof fixture.backfillFrom === "string" && isDate(fixture.backfillFrom))) add("backfillFrom", `${show(fixture.backfillFrom)} is not a date YYYY-MM-DD or null`);
+  if (has(fixture, "series")) checkSeriesState(add, fixture.series, manifest, today, false);
+  return out;
+}
+
+/** The run context check gives the fetcher for a valid fixture context (series it names, else none stored). */
+export function contextFromFixture(fixture, manifest, { sources, state = {}, backfill } = {}) {
+  const st = { ...state };
+  for (const [k, v] of Object.entries(fixture.series || {})) st[k] = { last: v.last ?? null, count: v.count ?? 0 };
+  const ctx = buildContext(manifest, { now: parseInstant(fixture.now), state: st, backfill: has(fixture, "backfill") ? fixture.backfill : backfill, sources });
+  if (has(fixture, "backfillFrom")) ctx.backfillFrom = fixture.backfillFrom;
+  return ctx;
 }
 
 /** Series state of stored records: newest date on or before today, and count. */
@@ -1076,24 +1448,16 @@ function isoNow(env = process.env) {
   return t.toISOString().replace(/\.\d{3}Z$/, "Z");
 }
 
-/** Read a fixture context file: {now, today} or a problem. */
-export function readContextFile(file, zone, rel) {
+/** Read a fixture context file: {fixture} or {problems}. */
+export function readFixtureContext(file, manifest, rel) {
   let c;
   try {
     c = JSON.parse(fs.readFileSync(file, "utf8"));
   } catch (e) {
-    return { problem: problem("PLG-FIXTURE-CONTEXT-INVALID", `${rel} is not JSON: ${e.message}`, { path: rel }) };
+    return { problems: [problem("PLG-FIXTURE-CONTEXT-INVALID", `${rel} is not JSON (${e.message})`, { file: rel })] };
   }
-  const bad = (msg) => ({ problem: problem("PLG-FIXTURE-CONTEXT-INVALID", `${rel}: ${msg}`, { path: rel }) });
-  if (!isObject(c)) return bad("must be an object {\"now\": ..., \"today\": ...}");
-  const extra = Object.keys(c).filter((k) => !["now", "today"].includes(k));
-  if (extra.length) return bad(`unknown key ${extra.join(", ")}; only now and today`);
-  const t = parseInstant(c.now);
-  if (!t) return bad(`now ${JSON.stringify(c.now)} is not an ISO 8601 instant with a zone, such as 2026-11-21T09:00:00Z`);
-  if (!isDate(c.today)) return bad(`today ${JSON.stringify(c.today)} is not a date YYYY-MM-DD`);
-  const expected = dateInZone(t, zone);
-  if (expected !== c.today) return bad(`today is ${c.today} but now ${c.now} is ${expected} in ${zone}`);
-  return { now: c.now, today: c.today };
+  const problems = checkFixtureContext(c, manifest, rel);
+  return problems.length ? { problems } : { fixture: c };
 }
 
 function firstDifference(actual, expected) {
@@ -1166,8 +1530,8 @@ export async function checkFolder(root, { update = false, env = process.env, run
   const hasFetch = fs.existsSync(path.join(root, "fetch.mjs")) && fs.lstatSync(path.join(root, "fetch.mjs")).isFile();
   if (!hasFetch) add(problem("PLG-FETCH-MISSING", "fetch.mjs is missing at the top of the folder", { path: "fetch.mjs" }));
   else add(...checkImports(root));
-  // Listing
-  if (fs.existsSync(path.join(root, "listing.json"))) add(...checkListingFolder(root, manifest));
+  // Listing (when present): judged against the days fixtures/records.jsonl covers.
+  if (manifest && fs.existsSync(path.join(root, "listing.json"))) add(...checkListingFolder(root, manifest, readRecordsFile(path.join(root, "fixtures", "records.jsonl"))));
   if (!manifest || !hasFetch) return finish(result);
   // Fixtures
   const fixtures = path.join(root, "fixtures");
@@ -1179,18 +1543,17 @@ export async function checkFolder(root, { update = false, env = process.env, run
       fixturesOk = false;
     }
   }
-  let now;
-  let today;
+  let fixture = null;
   const ctxFile = path.join(fixtures, "context.json");
   if (fs.existsSync(ctxFile)) {
-    const c = readContextFile(ctxFile, manifest.timezone, "fixtures/context.json");
-    if (c.problem) {
-      add(c.problem);
+    const c = readFixtureContext(ctxFile, manifest, "fixtures/context.json");
+    if (c.problems) {
+      add(...c.problems);
       fixturesOk = false;
-    } else ({ now, today } = c);
+    } else fixture = c.fixture;
   } else {
-    now = isoNow(env);
-    today = dateInZone(new Date(now), manifest.timezone);
+    const now = isoNow(env);
+    fixture = { now, today: dateInZone(new Date(now), manifest.timezone) };
   }
   const recordsFile = path.join(fixtures, "records.jsonl");
   if (!update && !fs.existsSync(recordsFile)) {
@@ -1200,7 +1563,7 @@ export async function checkFolder(root, { update = false, env = process.env, run
   if (!fixturesOk || findings.some((p) => p.code.startsWith("PLG-IMPORT-"))) return finish(result);
   // The base run, twice
   const sources = sourcesFor(root, manifest);
-  const context = buildContext(manifest, { now, today, backfill: true, sources });
+  const context = contextFromFixture(fixture, manifest, { sources });
   result.context = context;
   const readPaths = [path.join(fixtures, "sources")];
   const first = await runAndCheck(root, manifest, context, readPaths, "fixture run");
@@ -1229,7 +1592,7 @@ export async function checkFolder(root, { update = false, env = process.env, run
     const cases = fs.readdirSync(runsDir, { withFileTypes: true }).filter((e) => e.isDirectory()).map((e) => e.name).sort();
     for (const name of cases) {
       result.runs.total++;
-      const ps = await checkRunCase(root, manifest, name, { now, today, baseRecords: first.records, update });
+      const ps = await checkRunCase(root, manifest, name, { fixture, baseRecords: first.records, update });
       add(...ps);
       if (!ps.some((p) => p.severity === "error")) result.runs.passed++;
     }
@@ -1238,15 +1601,15 @@ export async function checkFolder(root, { update = false, env = process.env, run
 }
 
 /** One fixtures/runs/<case>: a later run (records.jsonl) or a run that must fail (expect.json). */
-export async function checkRunCase(root, manifest, name, { now, today, baseRecords, update = false }) {
+export async function checkRunCase(root, manifest, name, { fixture, baseRecords, update = false }) {
   const rel = `fixtures/runs/${name}`;
   const dir = path.join(root, rel);
   const out = [];
-  let ctx = { now, today };
+  let ctx = { now: fixture.now, today: fixture.today };
   if (fs.existsSync(path.join(dir, "context.json"))) {
-    const c = readContextFile(path.join(dir, "context.json"), manifest.timezone, `${rel}/context.json`);
-    if (c.problem) return [c.problem];
-    ctx = c;
+    const c = readFixtureContext(path.join(dir, "context.json"), manifest, `${rel}/context.json`);
+    if (c.problems) return c.problems;
+    ctx = c.fixture;
   }
   const hasRecords = fs.existsSync(path.join(dir, "records.jsonl"));
   const hasExpect = fs.existsSync(path.join(dir, "expect.json"));
@@ -1264,7 +1627,7 @@ export async function checkRunCase(root, manifest, name, { now, today, baseRecor
   }
   const sources = sourcesFor(root, manifest, dir);
   const state = seriesState(manifest, baseRecords, ctx.today);
-  const context = buildContext(manifest, { now: ctx.now, today: ctx.today, backfill: false, sources, state });
+  const context = contextFromFixture(ctx, manifest, { sources, state, backfill: false });
   const readPaths = [path.join(root, "fixtures", "sources"), path.join(dir, "sources")].filter((p) => fs.existsSync(p));
   const label = `run case ${name}`;
   if (expect) {
@@ -1305,109 +1668,222 @@ function finish(result) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Listing rules ("Listing (listing.json)") and the icon read from its bytes
+// Listing rules ("Listing (listing.json)") and the icon read from its bytes. The same rules as
+// src/almanac/platform/contract/listing.py; tests/conformance/listings/ holds the cases.
 // ---------------------------------------------------------------------------------------------
 
-/** Store categories (the spec leaves them open; Almanac's list). */
-export const CATEGORIES = ["economy", "finance", "government", "holidays", "science", "weather", "energy", "health", "transport", "education", "culture", "sport", "technology", "other"];
-const LISTING_KEYS = ["$schema", "listing", "plugin", "publisher", "tagline", "description", "category", "keywords", "links", "sources", "examples"];
-const EMAIL_RE = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
-const isHttps = (u) => {
-  if (typeof u !== "string" || !/^https:\/\//.test(u)) return false;
-  try {
-    return new URL(u).protocol === "https:";
-  } catch {
-    return false;
-  }
-};
+/** The store's categories (the spec lists none; Almanac's list, shared with the server). */
+export const CATEGORIES = ["finance", "economy", "central-banks", "holidays", "government", "statistics", "weather", "science", "transport", "culture", "sports", "other"];
+const LISTING_KEYS = ["listing", "plugin", "publisher", "tagline", "description", "category", "keywords", "links", "sources", "examples"];
+const LINE_BREAKS_RE = /[\n\r\u0085\u2028\u2029]/;
+const DESCRIPTION_CONTROL_RE = /[\x00-\x09\x0b-\x1f\x7f]/;
+const LOCAL_PART_RE = /^[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+(\.[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+)*$/;
+const PNG_CHANNELS = { 0: 1, 2: 3, 3: 1, 4: 2, 6: 4 };
+const PNG_DEPTHS = { 0: [1, 2, 4, 8, 16], 2: [8, 16], 3: [1, 2, 4, 8], 4: [8, 16], 6: [8, 16] };
 
-/** Check a listing object against the manifest; `coveredDates` are dates the fixture records cover. */
-export function validateListing(l, manifest, { coveredDates = null } = {}) {
-  const out = [];
-  const bad = (code, p, msg) => out.push(problem(code, `listing.json ${p}: ${msg}`, { path: p }));
-  if (!isObject(l)) return [problem("PLG-LISTING-INVALID", "listing.json must be one JSON object", { path: "" })];
-  for (const k of Object.keys(l)) if (!LISTING_KEYS.includes(k)) bad("PLG-LISTING-INVALID", k, "is not a listing key");
-  if (l.listing !== 1) bad("PLG-LISTING-INVALID", "listing", "must be 1");
-  if (manifest && l.plugin !== manifest.id) bad("PLG-LISTING-ID", "plugin", `${JSON.stringify(l.plugin)} differs from the manifest id "${manifest.id}"`);
-  if (!isObject(l.publisher) || typeof l.publisher.domain !== "string" || !HOST_RE.test(l.publisher.domain) || !l.publisher.domain.includes(".")) bad("PLG-LISTING-PUBLISHER", "publisher.domain", "name the organization's verified domain, such as example.org");
-  const perLanguage = (key, code, max, oneLine) => {
-    const v = l[key];
-    if (!isObject(v) || Object.keys(v).length === 0) return bad(code, key, `give text per language, with en`);
-    if (!has(v, "en")) bad("PLG-LISTING-LANGUAGE-MISSING", `${key}.en`, "English text is required");
-    for (const [lang, text] of Object.entries(v)) {
-      if (!LANG_RE.test(lang) || typeof text !== "string" || chars(text.trim()) < 1 || chars(text) > max || (oneLine && /[\r\n]/.test(text))) bad(code, `${key}.${lang}`, `must be ${oneLine ? "one line of " : ""}1 to ${max} characters of plain text`);
-    }
-  };
-  perLanguage("tagline", "PLG-LISTING-TAGLINE", 80, true);
-  perLanguage("description", "PLG-LISTING-DESCRIPTION", 2000, false);
-  if (!CATEGORIES.includes(l.category)) bad("PLG-LISTING-CATEGORY", "category", `${JSON.stringify(l.category)} is not one of ${CATEGORIES.join(", ")}`);
-  if (has(l, "keywords")) {
-    if (!Array.isArray(l.keywords) || l.keywords.length > 12 || l.keywords.some((k) => typeof k !== "string" || chars(k) < 1 || chars(k) > 30)) bad("PLG-LISTING-KEYWORDS", "keywords", "at most 12 keywords of at most 30 characters");
-  }
-  const links = isObject(l.links) ? l.links : {};
-  if (!has(links, "privacy")) bad("PLG-NO-PRIVACY-POLICY", "links.privacy", "link the publisher's privacy policy (https)");
-  else if (!isHttps(links.privacy)) bad("PLG-LISTING-LINK", "links.privacy", "is not an https link");
-  const support = links.support;
-  if (!isObject(support) || (!has(support, "url") && !has(support, "email"))) bad("PLG-NO-SUPPORT-CONTACT", "links.support", "give a support url, an e-mail, or both");
-  else {
-    if (has(support, "url") && !isHttps(support.url)) bad("PLG-LISTING-LINK", "links.support.url", "is not an https link");
-    if (has(support, "email") && (typeof support.email !== "string" || !EMAIL_RE.test(support.email))) bad("PLG-NO-SUPPORT-CONTACT", "links.support.email", "is not an e-mail address");
-  }
-  const declared = manifest && Array.isArray(manifest.sources) ? manifest.sources.map((s) => s.name) : [];
-  if (!Array.isArray(l.sources)) bad("PLG-LISTING-SOURCE", "sources", "list one entry per declared source: name, title, page, licence {name, url}");
-  else {
-    l.sources.forEach((s, i) => {
-      const p = `sources[${i}]`;
-      if (!isObject(s) || typeof s.name !== "string" || !declared.includes(s.name)) return bad("PLG-LISTING-SOURCE", `${p}.name`, `${JSON.stringify(s && s.name)} is not a declared source`);
-      if (typeof s.title !== "string" || !s.title.trim()) bad("PLG-LISTING-SOURCE", `${p}.title`, "is required");
-      if (!has(s, "page")) bad("PLG-LISTING-SOURCE", `${p}.page`, "is required");
-      else if (!isHttps(s.page)) bad("PLG-LISTING-LINK", `${p}.page`, "is not an https link");
-      if (!isObject(s.licence) || typeof s.licence.name !== "string" || !s.licence.name.trim()) bad("PLG-LISTING-SOURCE", `${p}.licence`, "give the licence name and url");
-      else if (!isHttps(s.licence.url)) bad("PLG-LISTING-LINK", `${p}.licence.url`, "is not an https link");
-    });
-    for (const name of declared) if (!l.sources.some((s) => isObject(s) && s.name === name)) bad("PLG-LISTING-SOURCE", "sources", `no entry for declared source "${name}"`);
-  }
-  if (!Array.isArray(l.examples) || l.examples.length < 1 || l.examples.length > 3) bad("PLG-LISTING-EXAMPLE", "examples", "give 1 to 3 example days");
-  else {
-    l.examples.forEach((e, i) => {
-      const p = `examples[${i}]`;
-      if (!isObject(e) || !isDate(e.date)) return bad("PLG-LISTING-EXAMPLE", `${p}.date`, "is not a date YYYY-MM-DD");
-      if (coveredDates && !coveredDates.has(e.date)) bad("PLG-LISTING-EXAMPLE", `${p}.date`, `${e.date} has no fixture record`);
-      if (!isObject(e.caption) || !Object.values(e.caption).every((c) => typeof c === "string" && c.trim())) bad("PLG-LISTING-EXAMPLE", `${p}.caption`, "give a caption per language");
-    });
-  }
-  return out;
+function listingLinkProblem(v) {
+  if (typeof v !== "string") return "must be an https URL string";
+  if (chars(v) > 1000) return `is ${chars(v)} characters long; at most 1000`;
+  const parts = splitHttpsUrl(v);
+  if (typeof parts === "string") return parts;
+  const why = hostProblem(parts[0].toLowerCase());
+  return why ? `host ${why}` : null;
 }
-
-/** The store icon from its bytes: a PNG of 256x256 at most 64 KB. Returns a reason or null. */
-export function iconProblem(buf) {
-  if (buf.length > 64 * 1024) return `is ${buf.length} bytes; at most 65536`;
-  const sig = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
-  if (buf.length < 33 || !buf.subarray(0, 8).equals(sig) || buf.toString("latin1", 12, 16) !== "IHDR") return "is not a PNG";
-  const w = buf.readUInt32BE(16);
-  const h = buf.readUInt32BE(20);
-  if (w !== 256 || h !== 256) return `is ${w}x${h}; it must be 256x256`;
+function emailProblem(v) {
+  if (typeof v !== "string" || v.split("@").length !== 2) return "is not an e-mail address";
+  const [local, domain] = v.split("@");
+  if (chars(local) > 64 || !LOCAL_PART_RE.test(local)) return "has a bad part before @";
+  if (hostProblem(domain.toLowerCase())) return "has a domain that is not a host name";
   return null;
 }
 
-function checkListingFolder(root, manifest) {
-  let l;
+/** Why icon bytes are not a 256x256 PNG of at most 64 KB (CRCs, IEND, image data size), or null. */
+export function iconProblem(icon) {
+  if (icon.length > 65536) return `is ${icon.length} bytes; at most 65536`;
+  if (!icon.subarray(0, 8).equals(Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]))) return "is not a PNG (no PNG signature)";
+  let offset = 8;
+  let index = 0;
+  let header = null;
+  const data = [];
+  for (;;) {
+    if (offset + 12 > icon.length) return "is a cut-off PNG (no IEND chunk)";
+    const length = icon.readUInt32BE(offset);
+    const kind = icon.toString("latin1", offset + 4, offset + 8);
+    const end = offset + 12 + length;
+    if (end > icon.length) return `is a cut-off PNG (chunk ${kind} runs past the end)`;
+    const body = icon.subarray(offset + 8, end - 4);
+    if ((zlib.crc32(icon.subarray(offset + 4, end - 4)) >>> 0) !== icon.readUInt32BE(end - 4)) return `is a damaged PNG (bad CRC in chunk ${kind})`;
+    if (index === 0) {
+      if (kind !== "IHDR" || length !== 13) return "is not a PNG (the first chunk is not IHDR)";
+      header = { width: body.readUInt32BE(0), height: body.readUInt32BE(4), depth: body[8], colour: body[9], interlace: body[12] };
+    } else if (kind === "IDAT") data.push(body);
+    else if (kind === "IEND") break;
+    offset = end;
+    index++;
+  }
+  const { width, height, depth, colour, interlace } = header;
+  if (width !== 256 || height !== 256) return `is ${width}x${height}; it must be 256x256`;
+  if (!(PNG_DEPTHS[colour] || []).includes(depth)) return `has an invalid colour type ${colour} with bit depth ${depth}`;
+  if (!data.length) return "is a PNG with no image data";
+  const expected = height * (1 + Math.floor((width * PNG_CHANNELS[colour] * depth + 7) / 8));
+  let raw;
   try {
-    l = JSON.parse(fs.readFileSync(path.join(root, "listing.json"), "utf8"));
+    raw = zlib.inflateSync(Buffer.concat(data), { finishFlush: zlib.constants.Z_SYNC_FLUSH, maxOutputLength: expected + 1 });
   } catch (e) {
-    return [problem("PLG-LISTING-INVALID", `listing.json is not JSON: ${e.message}`, { path: "listing.json" })];
+    if (e instanceof RangeError || e.code === "ERR_BUFFER_TOO_LARGE") raw = { length: expected + 1 };
+    else return "is a damaged PNG (image data does not inflate)";
   }
-  let covered = null;
-  try {
-    covered = new Set(outputLines(fs.readFileSync(path.join(root, "fixtures", "records.jsonl"), "utf8")).map((t) => JSON.parse(t).date));
-  } catch {}
-  const out = validateListing(l, manifest, { coveredDates: covered });
-  const icon = path.join(root, "listing", "icon.png");
-  if (!fs.existsSync(icon)) out.push(problem("PLG-LISTING-ICON", "listing/icon.png is missing: a 256x256 PNG of at most 64 KB", { path: "listing/icon.png" }));
+  if (interlace === 0 && raw.length !== expected) return "is a damaged PNG (image data is not the size its header gives)";
+  return null;
+}
+
+/**
+ * Check a listing (text or parsed object) for a manifest, its icon bytes (null when
+ * listing/icon.png is absent) and the dates the fixtures cover.
+ */
+export function validateListing(listing, manifest, { icon = null, fixtureDates = new Set(), verifiedDomain = null } = {}) {
+  const out = [];
+  const add = (code, p, detail) => out.push(problem(code, p ? `listing.json ${p}: ${detail}` : `listing.json: ${detail}`, { path: p }));
+  const unknown = (obj, known, prefix) => {
+    for (const k of Object.keys(obj)) if (!known.includes(k)) add("PLG-LISTING-INVALID", prefix ? `${prefix}.${k}` : k, "is not a listing key");
+  };
+  const link = (v, p) => {
+    const why = listingLinkProblem(v);
+    if (why) add("PLG-LISTING-LINK", p, `${show(v)} ${why}`);
+  };
+  const texts = (value, p, code, high, oneLine, missingEn) => {
+    if (value === undefined || value === null) return add(code, p, "is missing");
+    if (!isObject(value) || !Object.keys(value).length) return add(code, p, "must be an object of language code to text, with en");
+    for (const [lang, text] of Object.entries(value)) {
+      const at = `${p}.${lang}`;
+      if (!LANG_RE.test(lang)) add(code, at, `${show(lang)} is not a language code such as en or pt-BR`);
+      else if (typeof text !== "string" || !text.trim()) add(code, at, "must be a non-empty string");
+      else if (chars(text) > high) add(code, at, `is ${chars(text)} characters long; at most ${high}`);
+      else if (oneLine && LINE_BREAKS_RE.test(text)) add(code, at, "must be one line");
+      else if ((oneLine ? CONTROL_RE : DESCRIPTION_CONTROL_RE).test(text)) add(code, at, "holds a control character");
+      else if (MARKUP_RE.test(text)) add(code, at, "must be plain text, without HTML markup or references");
+    }
+    if (!has(value, "en")) add(missingEn, `${p}.en`, "has no English (en) text");
+  };
+  let doc = listing;
+  if (typeof listing === "string") {
+    try {
+      doc = JSON.parse(listing);
+    } catch (e) {
+      add("PLG-LISTING-INVALID", null, `is not JSON (${e.message})`);
+      return out;
+    }
+  }
+  if (!isObject(doc)) {
+    add("PLG-LISTING-INVALID", null, `must be one JSON object, not ${show(doc)}`);
+    return out;
+  }
+  unknown(doc, LISTING_KEYS, "");
+  if (doc.listing !== 1) add("PLG-LISTING-INVALID", "listing", "must be 1");
+  if (doc.plugin !== manifest.id) add("PLG-LISTING-ID", "plugin", `${show(doc.plugin)} is not ${manifest.id}`);
+  const pub = doc.publisher;
+  if (!isObject(pub)) add("PLG-LISTING-PUBLISHER", "publisher.domain", "is missing");
   else {
-    const why = iconProblem(fs.readFileSync(icon));
-    if (why) out.push(problem("PLG-LISTING-ICON", `listing/icon.png ${why}`, { path: "listing/icon.png" }));
+    unknown(pub, ["domain"], "publisher");
+    const d = pub.domain;
+    const why = d !== undefined && d !== null ? hostProblem(d) : "is missing";
+    if (why) add("PLG-LISTING-PUBLISHER", "publisher.domain", why);
+    else if (verifiedDomain !== null && d !== verifiedDomain) add("PLG-LISTING-PUBLISHER", "publisher.domain", `${d} is not the organization's verified domain ${verifiedDomain}`);
   }
+  texts(doc.tagline, "tagline", "PLG-LISTING-TAGLINE", 80, true, "PLG-LISTING-LANGUAGE-MISSING");
+  texts(doc.description, "description", "PLG-LISTING-DESCRIPTION", 2000, false, "PLG-LISTING-LANGUAGE-MISSING");
+  if (!CATEGORIES.includes(doc.category)) add("PLG-LISTING-CATEGORY", "category", `${show(doc.category)} is not one of ${CATEGORIES.join(", ")}`);
+  if (has(doc, "keywords")) {
+    const kw = doc.keywords;
+    if (!Array.isArray(kw)) add("PLG-LISTING-KEYWORDS", "keywords", "must be an array of strings");
+    else {
+      if (kw.length > 12) add("PLG-LISTING-KEYWORDS", "keywords", `has ${kw.length} entries; at most 12`);
+      kw.forEach((w, i) => {
+        if (typeof w !== "string" || !w.trim() || chars(w) > 30) add("PLG-LISTING-KEYWORDS", `keywords[${i}]`, `${show(w)} must be 1 to 30 characters`);
+        else if (CONTROL_RE.test(w) || MARKUP_RE.test(w)) add("PLG-LISTING-KEYWORDS", `keywords[${i}]`, "must be plain text");
+      });
+    }
+  }
+  const links = doc.links;
+  if (links === undefined || links === null) {
+    add("PLG-NO-PRIVACY-POLICY", "links.privacy", "is missing");
+    add("PLG-NO-SUPPORT-CONTACT", "links.support", "is missing");
+  } else if (!isObject(links)) add("PLG-LISTING-INVALID", "links", "must be an object {privacy, support}");
+  else {
+    unknown(links, ["privacy", "support"], "links");
+    const privacy = links.privacy;
+    if (privacy === undefined || privacy === null || privacy === "") add("PLG-NO-PRIVACY-POLICY", "links.privacy", "is missing");
+    else link(privacy, "links.privacy");
+    const support = links.support;
+    if (!isObject(support)) add("PLG-NO-SUPPORT-CONTACT", "links.support", support === undefined || support === null ? "is missing" : "must be an object with url, email or both");
+    else {
+      unknown(support, ["url", "email"], "links.support");
+      const url = support.url ?? null;
+      const email = support.email ?? null;
+      if (url === null && email === null) add("PLG-NO-SUPPORT-CONTACT", "links.support", "has neither url nor email");
+      if (url !== null) link(url, "links.support.url");
+      if (email !== null) {
+        const why = emailProblem(email);
+        if (why) add("PLG-NO-SUPPORT-CONTACT", "links.support.email", `${show(email)} ${why}`);
+      }
+    }
+  }
+  const declared = manifest.sources.map((s) => s.name);
+  const sources = doc.sources;
+  if (sources === undefined || sources === null) {
+    if (declared.length) add("PLG-LISTING-SOURCE", "sources", "is missing; list every declared source");
+  } else if (!Array.isArray(sources)) add("PLG-LISTING-SOURCE", "sources", "must be an array, one entry per source");
+  else {
+    const listed = new Set();
+    sources.forEach((entry, i) => {
+      const at = `sources[${i}]`;
+      if (!isObject(entry)) return add("PLG-LISTING-SOURCE", at, "must be an object {name, title, page, licence}");
+      unknown(entry, ["name", "title", "page", "licence"], at);
+      const name = entry.name;
+      if (!declared.includes(name)) add("PLG-LISTING-SOURCE", `${at}.name`, `${show(name)} is not a declared source`);
+      else if (listed.has(name)) add("PLG-LISTING-SOURCE", `${at}.name`, `${name} is listed twice`);
+      else listed.add(name);
+      const title = entry.title;
+      if (typeof title !== "string" || !title.trim() || chars(title) > 200) add("PLG-LISTING-SOURCE", `${at}.title`, "must be 1 to 200 characters");
+      else if (CONTROL_RE.test(title) || MARKUP_RE.test(title)) add("PLG-LISTING-SOURCE", `${at}.title`, "must be one line of plain text");
+      if (!has(entry, "page")) add("PLG-LISTING-SOURCE", `${at}.page`, "is missing");
+      else link(entry.page, `${at}.page`);
+      const lic = entry.licence;
+      if (!isObject(lic)) return add("PLG-LISTING-SOURCE", `${at}.licence`, "must be an object {name, url}");
+      unknown(lic, ["name", "url"], `${at}.licence`);
+      if (typeof lic.name !== "string" || !lic.name.trim() || chars(lic.name) > 200) add("PLG-LISTING-SOURCE", `${at}.licence.name`, "must be 1 to 200 characters");
+      if (!has(lic, "url")) add("PLG-LISTING-SOURCE", `${at}.licence.url`, "is missing");
+      else link(lic.url, `${at}.licence.url`);
+    });
+    for (const name of declared) if (!listed.has(name)) add("PLG-LISTING-SOURCE", "sources", `declared source ${name} is not listed`);
+  }
+  const ex = doc.examples;
+  if (!Array.isArray(ex) || ex.length < 1 || ex.length > 3) add("PLG-LISTING-EXAMPLE", "examples", "must be an array of 1 to 3 days");
+  if (Array.isArray(ex)) {
+    const seenDays = new Set();
+    ex.forEach((entry, i) => {
+      const at = `examples[${i}]`;
+      if (!isObject(entry)) return add("PLG-LISTING-EXAMPLE", at, "must be an object {date, caption}");
+      unknown(entry, ["date", "caption"], at);
+      const day = entry.date;
+      if (!(typeof day === "string" && isDate(day))) add("PLG-LISTING-EXAMPLE", `${at}.date`, `${show(day)} is not a date YYYY-MM-DD`);
+      else if (!fixtureDates.has(day)) add("PLG-LISTING-EXAMPLE", `${at}.date`, `${day} is not a day the fixtures cover`);
+      else if (seenDays.has(day)) add("PLG-LISTING-EXAMPLE", `${at}.date`, `${day} is shown twice`);
+      else seenDays.add(day);
+      texts(entry.caption, `${at}.caption`, "PLG-LISTING-EXAMPLE", 200, true, "PLG-LISTING-EXAMPLE");
+    });
+  }
+  const why = icon === null || icon === undefined ? "is missing" : iconProblem(icon);
+  if (why) out.push(problem("PLG-LISTING-ICON", `listing/icon.png ${why}`, { path: "listing/icon.png" }));
+  return out;
+}
+
+function checkListingFolder(root, manifest, records) {
+  const text = fs.readFileSync(path.join(root, "listing.json"), "utf8");
+  const iconFile = path.join(root, "listing", "icon.png");
+  const icon = fs.existsSync(iconFile) ? fs.readFileSync(iconFile) : null;
+  const out = validateListing(text, manifest, { icon, fixtureDates: new Set(records.map((r) => r.date)) });
+  for (const p of out) p.file = "listing.json";
   return out;
 }
 
@@ -2128,12 +2604,12 @@ async function cmdPreview(args) {
     if (!o.run || o.run.includes("/") || !fs.existsSync(dir)) throw new UsageError(`--run "${o.run}": no fixtures/runs/${o.run}`);
     let ctx = { now: check.context.now, today };
     if (fs.existsSync(path.join(dir, "context.json"))) {
-      const c = readContextFile(path.join(dir, "context.json"), manifest.timezone, `fixtures/runs/${o.run}/context.json`);
-      if (!c.problem) ctx = c;
+      const c = readFixtureContext(path.join(dir, "context.json"), manifest, `fixtures/runs/${o.run}/context.json`);
+      if (!c.problems) ctx = c.fixture;
     }
     today = ctx.today;
     const sources = sourcesFor(root, manifest, dir);
-    const context = buildContext(manifest, { ...ctx, backfill: false, sources, state: seriesState(manifest, records, today) });
+    const context = contextFromFixture(ctx, manifest, { sources, state: seriesState(manifest, records, today), backfill: false });
     const readPaths = [path.join(root, "fixtures", "sources"), path.join(dir, "sources")].filter((p) => fs.existsSync(p));
     const run = await runAndCheck(root, manifest, context, readPaths, `run case ${o.run}`);
     if (run.problems.length) {
@@ -2151,7 +2627,7 @@ async function cmdPreview(args) {
         process.stderr.write(`preview --live: ${dl.reason}\n`);
         return 1;
       }
-      const context = buildContext(manifest, { now, today, backfill: true, sources: dl.sources });
+      const context = buildContext(manifest, { now, backfill: true, sources: dl.sources });
       const run = await runAndCheck(root, manifest, context, [tmp], "live run");
       if (run.problems.length) {
         printFindings(run.problems);
@@ -2198,7 +2674,7 @@ async function cmdProbe(args) {
       process.stderr.write(`probe: ${dl.reason}\n`);
       return 1;
     }
-    const context = buildContext(manifest, { now, today, backfill: true, sources: dl.sources });
+    const context = buildContext(manifest, { now, backfill: true, sources: dl.sources });
     const run = await runAndCheck(root, manifest, context, [tmp], "probe run");
     printFindings(run.problems);
     if (run.problems.length) {
