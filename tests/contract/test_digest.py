@@ -79,6 +79,7 @@ def test_digest_equals_the_coreutils_command(tmp_path: Path) -> None:
         "plugin.json",
     ]
     assert covered_files(tmp_path) == result.files
+    assert result.code_bytes == sum((tmp_path / f).stat().st_size for f in result.files)
 
 
 def test_every_covered_byte_changes_the_digest_and_excluded_files_do_not(tmp_path: Path) -> None:

@@ -18,6 +18,7 @@ from zoneinfo import ZoneInfo
 
 from almanac.platform.contract.manifest import Manifest
 from almanac.platform.contract.problems import Problem
+from almanac.platform.contract.rules import parse_date
 from almanac.platform.contract.windows import window_start
 
 CONTRACT = 1
@@ -36,7 +37,6 @@ CONTEXT_KEYS = (
 REQUIRED_KEYS = ("contract", "plugin", "now", "today", "backfill", "sources", "series")
 SERIES_STATE_KEYS = ("last", "count")
 
-_DATE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
 _INSTANT = re.compile(
     r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(?:\.[0-9]{1,6})?"
     r"(?P<zone>Z|[+-][0-9]{2}:[0-9]{2})"
@@ -63,16 +63,6 @@ def parse_instant(text: Any, *, utc_only: bool) -> datetime | None:
         return None
     try:
         return datetime.fromisoformat(text.replace("Z", "+00:00")).astimezone(UTC)
-    except ValueError:
-        return None
-
-
-def parse_date(text: Any) -> date | None:
-    """A `YYYY-MM-DD` calendar date, or None when the text is not one."""
-    if not isinstance(text, str) or _DATE.fullmatch(text) is None:
-        return None
-    try:
-        return date.fromisoformat(text)
     except ValueError:
         return None
 

@@ -36,11 +36,13 @@ CODE_NAMES = frozenset({"LICENSE"})
 
 @dataclass(frozen=True, slots=True)
 class DigestResult:
-    """The digest (None when a link makes it undefined), covered paths in order, and problems."""
+    """The digest (None when a link makes it undefined), covered paths in order, problems, and
+    the covered files' total size in bytes (the upload limit on digest-covered code)."""
 
     digest: str | None
     files: list[str]
     problems: list[Problem] = field(default_factory=list)
+    code_bytes: int = 0
 
 
 def _utf8_key(path: str) -> bytes:
@@ -141,10 +143,12 @@ def folder_digest(folder: str | os.PathLike[str]) -> DigestResult:
     if any(p.code == "PLG-CODE-SYMLINK" for p in problems):
         return DigestResult(None, files, problems)
     pairs = []
+    size = 0
     for rel in files:
         with open(root / rel, "rb") as handle:
             pairs.append((rel, hashlib.file_digest(handle, "sha256").hexdigest()))
-    return DigestResult(_digest_lines(pairs), files, problems)
+            size += handle.tell()
+    return DigestResult(_digest_lines(pairs), files, problems, size)
 
 
 def digest_of_files(files: Mapping[str, bytes]) -> str:
