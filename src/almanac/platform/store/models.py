@@ -171,8 +171,8 @@ class Record(Base):
 
     __tablename__ = "records"
     __table_args__ = (
-        UniqueConstraint("plugin_id", "series", "date", "discriminator"),
-        Index("ix_records_plugin_id_date", "plugin_id", "date"),
+        # Date second: the key's unique index also serves reading a plug-in over a range of days.
+        UniqueConstraint("plugin_id", "date", "series", "discriminator"),
     )
 
     id: Mapped[int] = mapped_column(BigId, primary_key=True, autoincrement=True)

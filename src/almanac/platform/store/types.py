@@ -34,20 +34,25 @@ class UTCDateTime(TypeDecorator[datetime]):
         return value.astimezone(UTC)
 
 
-def _normalise(value: Any) -> Any:
+_ENCODER = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def _figure(value: Any) -> Any:
     # 1 and 1.0 are the same figure: a fetcher that prints either must not cause a revision.
-    if isinstance(value, float) and math.isfinite(value) and value.is_integer():
+    if type(value) is float and math.isfinite(value) and value.is_integer():
         return int(value)
-    if isinstance(value, dict):
-        return {k: _normalise(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_normalise(v) for v in value]
     return value
+
+
+def _normalise(content: dict[str, Any]) -> dict[str, Any]:
+    # Content is flat except a value's `fields`, an object of numbers.
+    return {
+        key: {k: _figure(v) for k, v in value.items()} if type(value) is dict else _figure(value)
+        for key, value in content.items()
+    }
 
 
 def canonical_content(content: dict[str, Any]) -> str:
     """The one text of a record's content: equal content gives equal text (keys sorted,
     integral floats written as integers, no spaces)."""
-    return json.dumps(
-        _normalise(content), sort_keys=True, separators=(",", ":"), ensure_ascii=False
-    )
+    return _ENCODER.encode(_normalise(content))

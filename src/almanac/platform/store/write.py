@@ -13,7 +13,17 @@ from dataclasses import dataclass, field
 from datetime import date, datetime
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import Connection, Engine, Table, bindparam, delete, insert, select, update
+from sqlalchemy import (
+    Connection,
+    Engine,
+    Table,
+    bindparam,
+    delete,
+    insert,
+    literal,
+    select,
+    update,
+)
 
 from almanac.platform.contract.identity import record_content, record_key
 from almanac.platform.contract.windows import snapshot_range
@@ -27,7 +37,7 @@ from almanac.platform.store.plugins import (
     record_run_outcome,
     request_run,
 )
-from almanac.platform.store.types import canonical_content
+from almanac.platform.store.types import UTCDateTime, canonical_content
 
 if TYPE_CHECKING:
     from almanac.platform.contract.manifest import Manifest
@@ -118,16 +128,27 @@ _STORED = (
     records.c.discriminator,
     records.c.kind,
     records.c.content,
-    records.c.run_id,
-    records.c.version_id,
-    records.c.digest,
-    records.c.since,
     records.c.misses,
     records.c.withdrawn,
     records.c.moved_to,
 )
-_ID, _SERIES, _DATE, _DISC, _KIND, _CONTENT = 0, 1, 2, 3, 4, 5
-_RUN, _VERSION, _DIGEST, _SINCE, _MISSES, _WITHDRAWN, _MOVED = 6, 7, 8, 9, 10, 11, 12
+_ID, _SERIES, _DATE, _DISC, _KIND, _CONTENT, _MISSES, _WITHDRAWN, _MOVED = range(9)
+_NEW = (
+    "plugin_id",
+    "series",
+    "date",
+    "discriminator",
+    "kind",
+    "content",
+    "run_id",
+    "version_id",
+    "digest",
+    "since",
+    "misses",
+    "withdrawn",
+    "moved_to",
+)
+_CHUNK = 5000
 
 
 def _no_fault(_step: str) -> None:
@@ -142,20 +163,51 @@ def held_limit_exceeded(withdrawals: int, window_count: int) -> bool:
     return window_count >= HELD_WINDOW_FLOOR and withdrawals * 100 > window_count
 
 
-def _bulk_insert(conn: Connection, table: Table, rows: list[dict[str, Any]]) -> None:
+def _bulk_insert(
+    conn: Connection, table: Table, columns: Sequence[str], rows: list[tuple[Any, ...]]
+) -> None:
     if not rows:
         return
     if conn.dialect.name != "postgresql":
-        conn.execute(insert(table), rows)
+        conn.execute(insert(table), [dict(zip(columns, row, strict=True)) for row in rows])
         return
-    columns = list(rows[0])
     raw = conn.connection.driver_connection
     with (
         raw.cursor() as cursor,
         cursor.copy(f"COPY {table.name} ({', '.join(columns)}) FROM STDIN") as copy,
     ):
         for row in rows:
-            copy.write_row(tuple(row[c] for c in columns))
+            copy.write_row(row)
+
+
+def _push_revisions(conn: Connection, record_ids: list[int], now: datetime) -> None:
+    """Keep the stored content and state of these records as revisions that stopped being
+    current at `now` (set-wise, before they are updated)."""
+    columns = (
+        "record_id",
+        "content",
+        "run_id",
+        "version_id",
+        "digest",
+        "withdrawn",
+        "moved_to",
+        "valid_from",
+        "valid_to",
+    )
+    for start in range(0, len(record_ids), _CHUNK):
+        chunk = record_ids[start : start + _CHUNK]
+        source = select(
+            records.c.id,
+            records.c.content,
+            records.c.run_id,
+            records.c.version_id,
+            records.c.digest,
+            records.c.withdrawn,
+            records.c.moved_to,
+            records.c.since,
+            literal(now, UTCDateTime()),
+        ).where(records.c.id.in_(chunk))
+        conn.execute(insert(revisions).from_select(columns, source))
 
 
 def _bulk_update(conn: Connection, rows: list[dict[str, Any]], columns: Iterable[str]) -> None:
@@ -167,21 +219,6 @@ def _bulk_update(conn: Connection, rows: list[dict[str, Any]], columns: Iterable
         .values({c: bindparam(c) for c in columns})
     )
     conn.execute(statement, rows)
-
-
-def _pushed(stored: tuple[Any, ...], now: datetime, record_id: int) -> dict[str, Any]:
-    """The stored content and state, kept as a revision that stopped being current at `now`."""
-    return {
-        "record_id": record_id,
-        "content": stored[_CONTENT],
-        "run_id": stored[_RUN],
-        "version_id": stored[_VERSION],
-        "digest": stored[_DIGEST],
-        "withdrawn": stored[_WITHDRAWN],
-        "moved_to": stored[_MOVED],
-        "valid_from": stored[_SINCE],
-        "valid_to": now,
-    }
 
 
 _FULL = ("content", "run_id", "version_id", "digest", "since", "misses", "withdrawn", "moved_to")
@@ -217,8 +254,9 @@ def write_run(
 
         counts = RunCounts()
         stamp = {"run_id": run_id, "version_id": version_id, "digest": digest, "since": now}
-        new_rows: list[dict[str, Any]] = []
-        pushed: list[dict[str, Any]] = []
+        fresh = (run_id, version_id, digest, now)
+        new_rows: list[tuple[Any, ...]] = []
+        pushed: list[int] = []
         changed: dict[int, dict[str, Any]] = {}
         misses_only: dict[int, int] = {}
         printed: set[int] = set()
@@ -235,18 +273,7 @@ def write_run(
             old = by_key.get((series_key, day, key[2]))
             if old is None:
                 new_rows.append(
-                    {
-                        "plugin_id": plugin_id,
-                        "series": series_key,
-                        "date": day,
-                        "discriminator": key[2],
-                        "kind": kind,
-                        "content": content,
-                        **stamp,
-                        "misses": 0,
-                        "withdrawn": False,
-                        "moved_to": None,
-                    }
+                    (plugin_id, series_key, day, key[2], kind, content, *fresh, 0, False, None)
                 )
                 window_new.setdefault(series_key, []).append(day)
                 continue
@@ -257,7 +284,7 @@ def write_run(
                     counts.returned += 1
                 else:
                     counts.revised += 1
-                pushed.append(_pushed(old, now, record_id))
+                pushed.append(record_id)
                 changed[record_id] = {
                     "_id": record_id,
                     "content": content,
@@ -280,7 +307,7 @@ def write_run(
             if new_day is None or new_day == old[_DATE] or old[_MOVED] == new_day:
                 continue
             counts.moved += 1
-            pushed.append(_pushed(old, now, old[_ID]))
+            pushed.append(old[_ID])
             changed[old[_ID]] = {
                 "_id": old[_ID],
                 "content": old[_CONTENT],
@@ -306,9 +333,9 @@ def write_run(
                 stamp,
             )
 
-        _bulk_insert(conn, records, new_rows)
+        _bulk_insert(conn, records, _NEW, new_rows)
         step("inserted")
-        _bulk_insert(conn, revisions, pushed)
+        _push_revisions(conn, pushed, now)
         step("revisions")
         _bulk_update(conn, list(changed.values()), _FULL)
         _bulk_update(conn, [{"_id": i, "misses": m} for i, m in misses_only.items()], ("misses",))
@@ -331,7 +358,7 @@ def _count_misses(
     printed: set[int],
     changed: dict[int, dict[str, Any]],
     misses_only: dict[int, int],
-    pushed: list[dict[str, Any]],
+    pushed: list[int],
     window_new: dict[str, list[date]],
     counts: RunCounts,
     stamp: dict[str, Any],
@@ -383,7 +410,7 @@ def _count_misses(
         for old in gone:
             counts.withdrawn += 1
             misses_only.pop(old[_ID], None)
-            pushed.append(_pushed(old, stamp["since"], old[_ID]))
+            pushed.append(old[_ID])
             changed[old[_ID]] = {
                 "_id": old[_ID],
                 "content": old[_CONTENT],

@@ -255,12 +255,9 @@ def upgrade() -> None:
         ),
         sa.PrimaryKeyConstraint("id", name=op.f("pk_records")),
         sa.UniqueConstraint(
-            "plugin_id", "series", "date", "discriminator", name=op.f("uq_records_plugin_id")
+            "plugin_id", "date", "series", "discriminator", name=op.f("uq_records_plugin_id")
         ),
     )
-    with op.batch_alter_table("records", schema=None) as batch_op:
-        batch_op.create_index("ix_records_plugin_id_date", ["plugin_id", "date"], unique=False)
-
     op.create_table(
         "run_sources",
         sa.Column("run_id", sa.BigInteger().with_variant(sa.Integer(), "sqlite"), nullable=False),
@@ -320,9 +317,6 @@ def downgrade() -> None:
 
     op.drop_table("revisions")
     op.drop_table("run_sources")
-    with op.batch_alter_table("records", schema=None) as batch_op:
-        batch_op.drop_index("ix_records_plugin_id_date")
-
     op.drop_table("records")
     op.drop_table("held_series")
     with op.batch_alter_table("runs", schema=None) as batch_op:

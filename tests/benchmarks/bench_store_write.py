@@ -1,0 +1,161 @@
+"""Benchmark of the store's write on PostgreSQL: 250,000 records, first run, unchanged rerun,
+1% revised, each beside a plain COPY of the same rows into an unindexed table (same run).
+
+Run: ALMANAC_TEST_DATABASE_URL=postgresql+psycopg://postgres@127.0.0.1:5432/postgres \
+     .venv/bin/python tests/benchmarks/bench_store_write.py
+Goal: first run within 3x of COPY, unchanged rerun within 2x.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import time
+from datetime import UTC, date, datetime, timedelta
+from types import SimpleNamespace
+
+import psycopg
+
+from almanac.platform.contract.manifest import Series
+from almanac.platform.lifecycle import RunTrigger
+from almanac.platform.store import plugins as sp
+from almanac.platform.store.engine import make_engine, upgrade_database, write_transaction
+from almanac.platform.store.types import canonical_content
+from almanac.platform.store.write import RunFacts, write_run
+
+RECORDS = 250_000
+SERIES = 50
+TODAY = date(2026, 11, 2)
+NOW = datetime(2026, 11, 2, 12, tzinfo=UTC)
+
+
+def batch(revise_every: int | None = None) -> list[dict]:
+    days = RECORDS // SERIES
+    out = []
+    for s in range(SERIES):
+        for d in range(days):
+            n = s * days + d
+            rate = round(1 + n / 1000, 4)
+            if revise_every and n % revise_every == 0:
+                rate += 0.5
+            out.append(
+                {
+                    "kind": "value",
+                    "series": f"s{s}",
+                    "date": (TODAY - timedelta(days=d)).isoformat(),
+                    "fields": {"rate": rate, "high": rate + 0.1},
+                }
+            )
+    return out
+
+
+def copy_baseline(plain_url: str, rows: list[dict], version_id: int) -> float:
+    """Seconds for a plain COPY of the same rows into an unindexed table, committed."""
+    tuples = [
+        (
+            "bench",
+            r["series"],
+            date.fromisoformat(r["date"]),
+            "",
+            "value",
+            canonical_content({"fields": r["fields"], "revises": None}),
+            1,
+            version_id,
+            "digest",
+            NOW,
+            0,
+            False,
+            None,
+        )
+        for r in rows
+    ]
+    with psycopg.connect(plain_url) as conn:
+        conn.execute("DROP TABLE IF EXISTS copy_baseline")
+        conn.execute(
+            "CREATE TABLE copy_baseline (plugin_id varchar(48), series varchar(48), date date,"
+            " discriminator varchar(64), kind varchar(8), content text, run_id bigint,"
+            " version_id bigint, digest varchar(128), since timestamptz, misses integer,"
+            " withdrawn boolean, moved_to date)"
+        )
+        conn.commit()
+        start = time.perf_counter()
+        with conn.cursor() as cursor, cursor.copy("COPY copy_baseline FROM STDIN") as copy:
+            for row in tuples:
+                copy.write_row(row)
+        conn.commit()
+        return time.perf_counter() - start
+
+
+def main() -> None:
+    server = os.environ["ALMANAC_TEST_DATABASE_URL"]
+    base, _, _ = server.rpartition("/")
+    name = f"almanac_bench_{secrets.token_hex(3)}"
+    admin = server.replace("+psycopg", "")
+    with psycopg.connect(admin, autocommit=True) as conn:
+        conn.execute(f'CREATE DATABASE "{name}"')
+    url = f"{base}/{name}"
+    try:
+        upgrade_database(url)
+        engine = make_engine(url)
+        with write_transaction(engine) as conn:
+            version_id = sp.register_version(
+                conn,
+                manifest={"id": "bench", "version": "1.0.0", "licence": {"retain": "yes"}},
+                digest="digest",
+                files={"fetch.mjs": b"x"},
+                origin="folder",
+                by="bench",
+                now=NOW,
+            )
+            sp.approve(conn, "bench", digest_shown="digest", by="bench", now=NOW)
+        manifest = SimpleNamespace(
+            series=tuple(
+                Series(
+                    key=f"s{s}",
+                    kind="value",
+                    cadence="daily",
+                    dates="observation",
+                    name={"en": "s"},
+                    fields=("rate", "high"),
+                )
+                for s in range(SERIES)
+            )
+        )
+        plain = batch()
+        revised = batch(revise_every=100)
+        results = []
+        for label, rows, goal in (
+            ("first run, 250,000 new", plain, 3.0),
+            ("same batch again, all unchanged", plain, 2.0),
+            ("same batch, 1% revised", revised, None),
+        ):
+            facts = RunFacts(today=TODAY, trigger=RunTrigger.SCHEDULE, started_at=NOW, now=NOW)
+            start = time.perf_counter()
+            result = write_run(
+                engine,
+                plugin_id="bench",
+                version_id=version_id,
+                digest="digest",
+                manifest=manifest,  # type: ignore[arg-type]
+                run=facts,
+                batch=rows,
+            )
+            took = time.perf_counter() - start
+            baseline = copy_baseline(admin.rpartition("/")[0] + f"/{name}", rows, version_id)
+            results.append((label, took, baseline, goal, result.counts))
+        engine.dispose()
+        print(f"{'case':34} {'write s':>8} {'COPY s':>8} {'ratio':>6}  goal  counts")
+        for label, took, baseline, goal, counts in results:
+            ratio = took / baseline
+            verdict = f"<= {goal:.0f}x {'met' if ratio <= goal else 'MISSED'}" if goal else "-"
+            print(
+                f"{label:34} {took:8.2f} {baseline:8.2f} {ratio:6.2f}  {verdict}  "
+                f"new={counts.new} revised={counts.revised} unchanged={counts.unchanged}"
+            )
+    finally:
+        with psycopg.connect(admin, autocommit=True) as conn:
+            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+if __name__ == "__main__":
+    main()
