@@ -6,6 +6,9 @@ import argparse
 import sys
 from collections.abc import Callable, Sequence
 
+from almanac.platform.accounts.commands import add_staff_commands
+from almanac.sandbox.cli import add_room_commands
+
 Command = Callable[[argparse.Namespace], int]
 
 
@@ -20,6 +23,8 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True, metavar="<command>")
     up = commands.add_parser("up", help="start the service on its embedded default")
     up.set_defaults(handler=_up)
+    add_room_commands(commands)
+    add_staff_commands(commands)
     return parser
 
 
