@@ -157,8 +157,9 @@ class LoopbackDialer:
     """Stands in for the network: a connection to one of the `stand_ins` public addresses goes
     to that loopback port instead; any other address is refused without a packet sent."""
 
-    def __init__(self, stand_ins: Mapping[str, int]) -> None:
+    def __init__(self, stand_ins: Mapping[str, int], receive_buffer: int | None = None) -> None:
         self._ports = {ip_address(a): port for a, port in stand_ins.items()}
+        self._receive_buffer = receive_buffer
         self.dialed: list[tuple[IPAddress, int]] = []
 
     def dial(self, address: IPAddress, port: int, timeout: float) -> socket.socket:
@@ -166,7 +167,13 @@ class LoopbackDialer:
         target = self._ports.get(address)
         if target is None:
             raise ConnectionRefusedError(f"no test server stands in for {address}")
-        return socket.create_connection(("127.0.0.1", target), timeout)
+        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        if self._receive_buffer is not None:
+            # A fixed small buffer (no autotuning) bounds what the server can push unread.
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, self._receive_buffer)
+        sock.settimeout(timeout)
+        sock.connect(("127.0.0.1", target))
+        return sock
 
 
 def chunks(total: int, size: int = 65536) -> Iterator[bytes]:
