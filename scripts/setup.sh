@@ -6,7 +6,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 VENV="${ALMANAC_VENV:-.venv}"
-APT_PACKAGES=(bubblewrap libseccomp2 python3 python3-venv ca-certificates openssl procps iproute2 ${ALMANAC_EXTRA_APT:-})
+# util-linux gives the locked room `prlimit`, libc-bin `ldd`; gcc and libc6-dev build the static
+# probe the room's tests run inside the room.
+APT_PACKAGES=(bubblewrap libseccomp2 util-linux libc-bin gcc libc6-dev python3 python3-venv ca-certificates openssl procps iproute2 ${ALMANAC_EXTRA_APT:-})
 
 apt_install() {
   local missing=()
@@ -21,6 +23,14 @@ apt_install() {
   fi
 }
 apt_install "${APT_PACKAGES[@]}"
+
+# The locked room's user: an unprivileged system account that owns nothing. A service running as
+# root drops to it before starting bubblewrap.
+ROOM_USER=almanac-room  # almanac.sandbox.room.ROOM_USER
+if [ "$(id -u)" = 0 ] && ! getent passwd "$ROOM_USER" >/dev/null; then
+  useradd --system --user-group --no-create-home --home-dir /nonexistent \
+    --shell /usr/sbin/nologin "$ROOM_USER"
+fi
 
 PYTHON="${ALMANAC_PYTHON:-}"
 if [ -z "$PYTHON" ]; then
