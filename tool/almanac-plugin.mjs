@@ -1944,7 +1944,7 @@ const byCodePoint = (a, b) => (a < b ? -1 : a > b ? 1 : 0);
 export function renderDays(manifest, records, { from, to, today, language = "en", status = "running" }) {
   const series = manifest.series;
   const order = new Map(series.map((s, i) => [s.key, i]));
-  const attribution = manifest.licence ? manifest.licence.attribution || manifest.licence.holder : undefined;
+  const attribution = manifest.licence.attribution ?? manifest.licence.holder;
   const bySeries = new Map(series.map((s) => [s.key, []]));
   for (const r of records) if (bySeries.has(r.series)) bySeries.get(r.series).push(r);
   const fieldLabel = (s, f) => pickName(s.fieldNames && s.fieldNames[f], language) ?? f;
@@ -1968,9 +1968,7 @@ export function renderDays(manifest, records, { from, to, today, language = "en"
       const text = twoDecimals(r.fields[f]);
       return { field: f, label: fieldLabel(s, f), value: r.fields[f], text, spoken: spokenOf(text, s.unit) };
     });
-    const row = { type: "value", series: s.key, label, date: r.date, figures, change, style, note };
-    if (attribution !== undefined) row.attribution = attribution;
-    return row;
+    return { type: "value", series: s.key, label, date: r.date, figures, change, style, note, attribution };
   };
   // Per event series: previous happened event with a value, for its change.
   const eventPrev = new Map();
@@ -1981,7 +1979,7 @@ export function renderDays(manifest, records, { from, to, today, language = "en"
   const eventValueText = (v, unit) => (unit === "%" ? `${twoDecimals(v)}%` : twoDecimals(v));
   const eventRow = (s, r) => {
     const title = typeof r.title === "string" && r.title !== "" ? r.title : seriesName(s);
-    const base = { type: "event", series: s.key, id: r.id, label: title, date: r.date };
+    const base = { type: "event", series: s.key, id: r.id, label: title, date: r.date, figures: [], change: null };
     if (r.movedTo) return { ...base, state: "moved", note: `${WORDS.movedTo} ${r.movedTo}` };
     if (r.state === "scheduled") return { ...base, state: "scheduled", note: WORDS.scheduled };
     if (r.state === "cancelled") return { ...base, state: "cancelled", note: WORDS.cancelled };
@@ -2063,7 +2061,7 @@ function rowText(row) {
   const parts = [];
   if (row.type === "event") {
     parts.push(`${row.state === "scheduled" ? "◆ " : "• "}${row.label}`);
-    if (row.figures) parts.push(row.figures.map((f) => f.text).join("  "));
+    if (row.figures.length) parts.push(row.figures.map((f) => f.text).join("  "));
   } else if (row.type === "value") {
     parts.push(row.label);
     parts.push(row.figures.map((f) => `${f.label} ${f.text}`).join("  "));
@@ -2102,8 +2100,7 @@ export function daysHtml(days, { title, today }) {
     const figs = (row.figures || []).map((f) => `<span class="fig"><span class="lab">${esc(f.label)}</span> <span aria-label="${esc(f.spoken)}">${esc(f.text)}</span></span>`).join(" ");
     const cls = row.type === "value" ? `value ${row.style}` : `event ${row.state}`;
     const marker = row.type === "event" && row.state === "scheduled" ? `<span class="marker" aria-hidden="true">◆</span> ` : "";
-    const label = row.type === "value" && row.figures.length === 1 ? "" : "";
-    return `<li class="row ${cls}">${marker}<span class="name">${esc(row.label)}</span>${label} ${figs}${row.change ? ` <span class="change">${esc(row.change.text)}</span>` : ""}${row.note ? ` <span class="note">${esc(row.note)}</span>` : ""}${row.attribution ? ` <span class="attr">${esc(row.attribution)}</span>` : ""}</li>`;
+    return `<li class="row ${cls}">${marker}<span class="name">${esc(row.label)}</span> ${figs}${row.change ? ` <span class="change">${esc(row.change.text)}</span>` : ""}${row.note ? ` <span class="note">${esc(row.note)}</span>` : ""}${row.attribution ? ` <span class="attr">${esc(row.attribution)}</span>` : ""}</li>`;
   };
   const body = days.map((day) => `<section class="day${day.date === today ? " today" : ""}"><h2><span class="wd">${weekday(day.date)}</span> ${esc(day.date)}</h2>${day.sections.map((s) => `<div class="plugin"><h3>${esc(s.name)}</h3><ul>${s.rows.map(rowHtml).join("")}</ul></div>`).join("") || `<p class="empty">Nothing</p>`}</section>`).join("\n");
   return `<!doctype html>
