@@ -49,7 +49,11 @@ MARKUP_PATTERN = re.compile(r"<[A-Za-z/!?]|&(?:[A-Za-z][A-Za-z0-9]*|#[0-9]+|#[xX
 A lone `<` or `&` ("5 < 6", "R&D") is plain text."""
 
 CONTROL_PATTERN = re.compile(r"[\x00-\x1f\x7f]")
-WHITESPACE_OR_CONTROL = re.compile(r"[\s\x00-\x1f\x7f]")
+WHITESPACE_OR_CONTROL = re.compile(
+    "[\x00-\x20\x7f\x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff]"
+)
+"""Characters an id may not hold: control characters and every character Python's or
+JavaScript's `\\s` counts as whitespace, listed explicitly so both implementations agree."""
 
 MAX_FLOAT = 1.7976931348623157e308
 
