@@ -42,7 +42,9 @@ function readDaily(buffer) {
   try {
     rows = readSheet(buffer, SHEET);
   } catch (error) {
-    if (error instanceof ZipError) throw new SourceError(`${SOURCE} is not a readable xlsx workbook: ${error.message}`);
+    if (error instanceof ZipError) {
+      throw new SourceError(`${SOURCE} is not a readable xlsx workbook: ${error.message}`);
+    }
     throw error;
   }
   if (!rows) throw new SourceError(`${SOURCE}: the workbook has no sheet named "${SHEET}"`);
@@ -61,7 +63,9 @@ function readDaily(buffer) {
     const date =
       Number.isInteger(year) && Number.isInteger(day) && month > 0 ? isoDate(year, month, day) : null;
     if (!date) {
-      throw new SourceError(`${SOURCE}: sheet "${SHEET}" row ${rowNumber} has no readable date (${year} ${monthName} ${day})`);
+      throw new SourceError(
+        `${SOURCE}: sheet "${SHEET}" row ${rowNumber} has no readable date (${year} ${monthName} ${day})`,
+      );
     }
     for (const [name, value] of [['Compra', buy], ['Venta', sell]]) {
       if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0) {

@@ -26,7 +26,9 @@ function attributes(text) {
 function textOf(xml) {
   // Rich text splits a string into runs: the value is every <t> joined.
   let text = '';
-  for (const match of xml.matchAll(/<t(?:\s[^>]*)?>([^<]*)<\/t>|<t(?:\s[^>]*)?\/>/g)) text += decodeXml(match[1] ?? '');
+  for (const match of xml.matchAll(/<t(?:\s[^>]*)?>([^<]*)<\/t>|<t(?:\s[^>]*)?\/>/g)) {
+    text += decodeXml(match[1] ?? '');
+  }
   return text;
 }
 

@@ -35,7 +35,9 @@ function checkTimeZones(calendar) {
   for (const zone of calendar.components.filter((component) => component.type === 'VTIMEZONE')) {
     const name = one(zone, 'TZID', 'a VTIMEZONE').value;
     if (!EASTERN_NAMES.has(name)) continue;
-    const offsets = new Map(zone.children.map((rule) => [rule.type, one(rule, 'TZOFFSETTO', `VTIMEZONE ${name}`).value]));
+    const offsets = new Map(
+      zone.children.map((rule) => [rule.type, one(rule, 'TZOFFSETTO', `VTIMEZONE ${name}`).value]),
+    );
     if (offsets.get('STANDARD') !== '-0500' || offsets.get('DAYLIGHT') !== '-0400') {
       throw new SourceError(`${SOURCE}: time zone ${name} is not US Eastern time (-0500/-0400)`);
     }

@@ -26,7 +26,10 @@ function parseLine(line) {
 }
 
 export function unescapeText(value) {
-  return value.replace(/\\([\\;,nN])/g, (whole, character) => (character === 'n' || character === 'N' ? ' ' : character));
+  // A line break inside a title becomes a space: titles are one line of plain text.
+  return value.replace(/\\([\\;,nN])/g, (whole, character) =>
+    character === 'n' || character === 'N' ? ' ' : character,
+  );
 }
 
 /**
@@ -49,7 +52,9 @@ export function parseCalendar(text, sourceName) {
       continue;
     }
     if (property.name === 'END') {
-      if (stack.pop()?.type !== property.value.toUpperCase()) throw new SourceError(`${sourceName}: END:${property.value} does not close its BEGIN`);
+      if (stack.pop()?.type !== property.value.toUpperCase()) {
+        throw new SourceError(`${sourceName}: END:${property.value} does not close its BEGIN`);
+      }
       continue;
     }
     const target = stack.length === 1 ? calendar : stack.at(-1);

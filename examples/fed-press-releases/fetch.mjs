@@ -17,7 +17,11 @@ import { parseFeed, SourceError } from './rss.mjs';
 
 const HOST = 'www.federalreserve.gov';
 const MONETARY = 'Monetary Policy';
-const ANNOUNCEMENTS = new Set(['Banking and Consumer Regulatory Policy', 'Orders on Banking Applications', 'Other Announcements']);
+const ANNOUNCEMENTS = new Set([
+  'Banking and Consumer Regulatory Policy',
+  'Orders on Banking Applications',
+  'Other Announcements',
+]);
 const LEFT_OUT = new Set([MONETARY, 'Enforcement Actions']);
 const FEEDS = [
   { source: 'press-monetary', series: 'monetary-policy', keep: (keyword) => keyword === MONETARY },
@@ -55,7 +59,12 @@ function newYorkDate(published, where) {
     throw new SourceError(`${where}: dc:date "${published}" has no time zone offset`);
   }
   const parts = Object.fromEntries(
-    new Intl.DateTimeFormat('en-US', { timeZone: 'America/New_York', year: 'numeric', month: '2-digit', day: '2-digit' })
+    new Intl.DateTimeFormat('en-US', {
+      timeZone: 'America/New_York',
+      year: 'numeric',
+      month: '2-digit',
+      day: '2-digit',
+    })
       .formatToParts(new Date(published))
       .map((part) => [part.type, part.value]),
   );

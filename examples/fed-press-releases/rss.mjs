@@ -42,6 +42,8 @@ export function parseFeed(text, sourceName) {
     if (keyword === undefined) throw new SourceError(`${where} has no cb:keyword, so it is not a press release`);
     items.push({ title, link: link.trim(), published: published.trim(), keyword: keyword.trim() });
   }
-  if (items.length === 0 && /<item\b/.test(text)) throw new SourceError(`${sourceName}: items are not <item rdf:about="...">`);
+  if (items.length === 0 && /<item\b/.test(text)) {
+    throw new SourceError(`${sourceName}: items are not <item rdf:about="...">`);
+  }
   return items;
 }

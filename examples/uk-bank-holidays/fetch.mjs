@@ -37,7 +37,9 @@ function records(context) {
     const events = [...divisions.get(division)].sort((a, b) => (a.date < b.date ? -1 : a.date > b.date ? 1 : 0));
     for (const event of events) {
       const id = eventId(event.title, event.date);
-      if (seen.has(id)) throw new SourceError(`${SOURCE}: ${division} lists "${event.title}" twice in ${event.date.slice(0, 4)}`);
+      if (seen.has(id)) {
+        throw new SourceError(`${SOURCE}: ${division} lists "${event.title}" twice in ${event.date.slice(0, 4)}`);
+      }
       seen.add(id);
       if (event.date < from) continue;
       const title = event.notes ? `${event.title} (${event.notes.toLowerCase()})` : event.title;

@@ -26,7 +26,9 @@ export function parseBankHolidays(text, sourceName) {
   }
   const keys = Object.keys(data).sort();
   if (keys.join(',') !== [...DIVISIONS].sort().join(',')) {
-    throw new SourceError(`${sourceName} has divisions ${keys.join(', ')}; this plug-in knows ${DIVISIONS.join(', ')}`);
+    throw new SourceError(
+      `${sourceName} has divisions ${keys.join(', ')}; this plug-in knows ${DIVISIONS.join(', ')}`,
+    );
   }
   const divisions = new Map();
   for (const division of DIVISIONS) {
@@ -38,10 +40,13 @@ export function parseBankHolidays(text, sourceName) {
       division,
       entry.events.map((event, index) => {
         const where = `${sourceName}: ${division} event ${index + 1}`;
-        if (event === null || typeof event !== 'object' || Object.keys(event).sort().join(',') !== EVENT_KEYS.join(',')) {
+        const keysOf = event !== null && typeof event === 'object' ? Object.keys(event).sort().join(',') : '';
+        if (keysOf !== EVENT_KEYS.join(',')) {
           throw new SourceError(`${where} does not have exactly the keys ${EVENT_KEYS.join(', ')}`);
         }
-        if (typeof event.title !== 'string' || event.title.trim() === '') throw new SourceError(`${where} has no title`);
+        if (typeof event.title !== 'string' || event.title.trim() === '') {
+          throw new SourceError(`${where} has no title`);
+        }
         if (!isRealDate(event.date)) throw new SourceError(`${where} has no valid date`);
         // A new kind of note ("Cancelled"?) may change what the date means: stop and let the
         // publisher decide rather than print it as an ordinary holiday.
