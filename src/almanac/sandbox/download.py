@@ -6,6 +6,12 @@ with the address policy (`almanac.sandbox.addresses`), and connects to a checked
 through the injected `Dialer`; TLS is then verified, with SNI, against the host name. The
 policy has no switch: tests keep it on and inject a dialer that carries a connection meant for
 a checked public address to a TLS server on loopback instead.
+
+Choices where the spec is silent: `{today}` is YYYY-MM-DD, `{year}` YYYY, `{month}` MM; a
+`maxBytes` above 20 MB counts as 20 MB; the body is asked for uncompressed
+(`Accept-Encoding: identity`) and counted as kept; only 301, 302, 303, 307 and 308 are followed
+(always as GET), any other status but 200 fails; an explicit port in a URL is allowed; the
+60 seconds cover resolution, connections, every hop and the whole body of one source.
 """
 
 from __future__ import annotations
