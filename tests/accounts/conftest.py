@@ -16,14 +16,15 @@ from almanac.platform.store.engine import make_engine, upgrade_database
 
 T0 = datetime(2026, 11, 2, 12, 0, tzinfo=UTC)
 
+# Children before parents, so plain DELETEs (much faster than TRUNCATE) empty them.
 ACCOUNT_TABLES = (
-    "accounts",
-    "email_verifications",
-    "web_sessions",
-    "api_tokens",
-    "organizations",
     "organization_members",
     "staff_roles",
+    "web_sessions",
+    "api_tokens",
+    "email_verifications",
+    "organizations",
+    "accounts",
     "invitation_requests",
     "mail_outbox",
 )
@@ -47,7 +48,8 @@ def empty_account_tables(engine: Engine) -> None:
     """Remove every row of the account tables (PostgreSQL), so tests sharing the session's
     database start from nothing."""
     with engine.begin() as conn:
-        conn.execute(text(f"TRUNCATE {', '.join(ACCOUNT_TABLES)} RESTART IDENTITY CASCADE"))
+        for table in ACCOUNT_TABLES:
+            conn.execute(text(f"DELETE FROM {table}"))
 
 
 @pytest.fixture(scope="session")
