@@ -186,3 +186,11 @@ def test_an_offset_is_not_a_zone() -> None:
         document["timezone"] = zone
         codes = [p.code for p in parse_manifest(document).problems]
         assert codes == ["PLG-MANIFEST-TIMEZONE"], zone
+
+
+def test_raw_is_a_json_ready_copy() -> None:
+    document = ecb_document()
+    manifest = parse_manifest(document).manifest
+    assert manifest is not None
+    document["series"][0]["key"] = "changed"
+    assert json.loads(json.dumps(manifest.raw))["series"][0]["key"] == "usd"

@@ -11,6 +11,7 @@ PLG-MANIFEST-NAME, since the Names rule and its fix are the same wherever they a
 
 from __future__ import annotations
 
+import copy
 import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -132,7 +133,8 @@ class Licence:
 
 @dataclass(frozen=True, slots=True)
 class Manifest:
-    """A manifest that passed every contract 1 rule. `raw` is the JSON object as written."""
+    """A manifest that passed every contract 1 rule. `raw` is a copy of the JSON object as
+    written (plain dicts and lists, ready for `json.dumps`)."""
 
     contract: int
     id: str
@@ -685,7 +687,7 @@ def _build(doc: Mapping[str, Any]) -> Manifest:
             megabytes=int(limits.get("megabytes", DEFAULT_MEGABYTES)),
         ),
         schema=doc.get("$schema"),
-        raw=MappingProxyType(dict(doc)),
+        raw=copy.deepcopy(dict(doc)),
     )
 
 
