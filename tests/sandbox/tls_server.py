@@ -84,8 +84,9 @@ class _Server(ThreadingHTTPServer):
 
 @dataclass
 class TLSServer:
-    """HTTPS on 127.0.0.1, with a certificate for `hostnames` from `ca`; `routes` map a path to
-    a function answering through the handler; `requests` and `sni` record what arrived."""
+    """HTTPS on `bind` (loopback by default), with a certificate for `hostnames` from `ca`;
+    `routes` map a path to a function answering through the handler; `requests` and `sni`
+    record what arrived."""
 
     ca: trustme.CA
     hostnames: tuple[str, ...]
@@ -94,12 +95,13 @@ class TLSServer:
     sni: list[str | None] = field(default_factory=list)
     state: dict[str, object] = field(default_factory=dict)
     lock: threading.Lock = field(default_factory=threading.Lock)
+    bind: tuple[str, int] = ("127.0.0.1", 0)
 
     def __post_init__(self) -> None:
         self.server_context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
         self.ca.issue_cert(*self.hostnames).configure_cert(self.server_context)
         self.server_context.sni_callback = self._record_sni
-        self._httpd = _Server(("127.0.0.1", 0), Handler)
+        self._httpd = _Server(self.bind, Handler)
         self._httpd.owner = self
         self.port: int = self._httpd.server_address[1]
         self._thread = threading.Thread(
