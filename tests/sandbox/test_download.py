@@ -408,6 +408,30 @@ def test_a_redirect_to_a_named_host_that_resolves_privately_is_refused(
     assert [str(a) for a, _ in dialer.dialed] == [PUBLIC]
 
 
+def test_a_redirect_with_credentials_or_without_a_location_is_refused(
+    server: TLSServer, ca: trustme.CA, tmp_path: Path
+) -> None:
+    server.routes["/creds"] = redirect(f"https://user:hunter2@{RATES}/x")
+    server.routes["/nowhere"] = lambda handler: handler.reply(302, b"")
+    d = downloader(server, ca)
+    error = refused(d, tmp_path, Source("rates", f"https://{RATES}/creds"))
+    assert error.reason == (
+        "could not download rates: redirect refused: the address carries a user name or password"
+    )
+    error = refused(d, tmp_path, Source("rates", f"https://{RATES}/nowhere"))
+    assert error.reason == "could not download rates: HTTP 302 redirect without a Location"
+
+
+@pytest.mark.parametrize("name", ["../escape", "Rates", "", "a/b", "x" * 49])
+def test_a_source_name_that_is_not_a_key_is_refused(
+    server: TLSServer, ca: trustme.CA, tmp_path: Path, name: str
+) -> None:
+    server.routes["/x"] = body(b"x")
+    error = refused(downloader(server, ca), tmp_path, Source(name, f"https://{RATES}/x"))
+    assert error.reason.endswith(": not a valid source name")
+    assert server.requests == []
+
+
 @pytest.mark.parametrize("code", [404, 500, 204, 304])
 def test_only_status_200_is_kept(
     server: TLSServer, ca: trustme.CA, tmp_path: Path, code: int
