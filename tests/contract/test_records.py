@@ -146,3 +146,20 @@ def test_an_event_id_twice_is_a_repeat_whatever_the_dates(manifest: Manifest) ->
     result = check_batch(lines, manifest, TODAY)
     assert [(p.code, p.line) for p in result.problems] == [("PLG-RECORD-REPEATED", 2)]
     assert "mp-1" in result.problems[0].message
+
+
+def test_reason_names_the_first_rule_and_line(manifest: Manifest) -> None:
+    assert check_batch([value()], manifest, TODAY).reason() is None
+    long_field = json.dumps({"kind": "value", "series": "usd", "date": "2024-05-09",
+                             "fields": {"x" * 400: 1}})  # fmt: skip
+    lines = [value(), long_field, value("2024-05-31")]
+    reason = check_batch(lines, manifest, TODAY).reason()
+    assert reason is not None and len(reason) == 300 and reason.endswith("...")
+    assert reason.startswith("PLG-RECORD-INVALID line 2: fields.xxx")
+    two = check_batch([value("2024-05-11"), value("2024-05-12")], manifest, TODAY).reason()
+    assert two is not None and two.endswith("(and 1 more problem)")
+    short = check_batch([value(), value()], manifest, TODAY).reason()
+    assert short == (
+        'PLG-RECORD-REPEATED line 2: the value of series "usd" on 2024-05-08 was printed '
+        "before in this run"
+    )

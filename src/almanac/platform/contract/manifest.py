@@ -98,6 +98,9 @@ class Snapshot:
 
 @dataclass(frozen=True, slots=True)
 class Series:
+    """A declared series. `fields` is empty for event and item series; `field_names` maps a
+    field to its Names."""
+
     key: str
     kind: SeriesKind
     cadence: Cadence
@@ -112,6 +115,8 @@ class Series:
 
 @dataclass(frozen=True, slots=True)
 class Links:
+    """Hosts item links may point to besides every source's host."""
+
     hosts: tuple[str, ...]
 
 
@@ -125,6 +130,8 @@ class Limits:
 
 @dataclass(frozen=True, slots=True)
 class Licence:
+    """`terms` is None when the holder states none; `retain` is yes, no or unknown."""
+
     holder: str
     terms: str | None
     retain: Retain
@@ -254,16 +261,11 @@ class _Check:
                     f"{_show(key)} is not a key contract 1 knows here",
                 )
 
-    def required(
-        self, obj: Mapping[str, Any], keys: Mapping[str, str], prefix: str
-    ) -> dict[str, bool]:
-        present = {}
+    def required(self, obj: Mapping[str, Any], keys: Mapping[str, str], prefix: str) -> None:
+        """A missing required key reports the code of that field at the key's own path."""
         for key, code in keys.items():
-            present[key] = key in obj
             if key not in obj:
-                path = f"{prefix}.{key}" if prefix else key
-                self.add(code, path, "is required")
-        return present
+                self.add(code, f"{prefix}.{key}" if prefix else key, "is required")
 
     def text(self, value: Any, path: str, code: str, low: int, high: int) -> bool:
         if not isinstance(value, str):

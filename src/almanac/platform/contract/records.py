@@ -54,6 +54,7 @@ MAX_PERIOD = 32
 MAX_ID = 64
 MAX_TITLE = 200
 MAX_LINK = 1000
+MAX_REASON = 300
 
 VALUE_KEYS = frozenset({"kind", "series", "date", "period", "fields", "revises"})
 EVENT_KEYS = frozenset({"kind", "series", "id", "date", "state", "value", "title"})
@@ -77,6 +78,18 @@ class BatchResult:
     @property
     def ok(self) -> bool:
         return not self.problems
+
+    def reason(self, limit: int = MAX_REASON) -> str | None:
+        """A failed run's reason ("The write" rule 4): the first broken rule and its line, at
+        most `limit` characters; None when the batch passed."""
+        if not self.problems:
+            return None
+        first = self.problems[0]
+        text = f"{first.code} {first.message}"
+        if len(self.problems) > 1:
+            more = len(self.problems) - 1
+            text += f" (and {more} more problem{'s' if more > 1 else ''})"
+        return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def _show(value: Any) -> str:
