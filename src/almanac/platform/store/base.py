@@ -1,4 +1,4 @@
-"""The declarative base every table of Almanac is declared on (one metadata, one migration chain)."""
+"""The declarative base every Almanac table uses: one metadata, one migration chain."""
 
 from __future__ import annotations
 
