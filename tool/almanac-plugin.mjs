@@ -2140,6 +2140,19 @@ export function fillUrl(url, today) {
   return url.replaceAll("{today}", today).replaceAll("{year}", today.slice(0, 4)).replaceAll("{month}", today.slice(5, 7));
 }
 
+/**
+ * Host names pinned to addresses by ALMANAC_PLUGIN_RESOLVE ("host=address,host=address"), as
+ * curl's --resolve: for trying a source served from this machine. TLS still checks the name.
+ */
+function resolveOverrides(env = process.env) {
+  const map = new Map();
+  for (const pair of (env.ALMANAC_PLUGIN_RESOLVE || "").split(",").filter(Boolean)) {
+    const i = pair.indexOf("=");
+    if (i > 0) map.set(pair.slice(0, i).trim().toLowerCase(), pair.slice(i + 1).trim());
+  }
+  return map;
+}
+
 /** Download one source: {ok: true, body} or {ok: false, detail}. */
 export async function downloadSource(source, { today, hosts, base = baseUrl(), onProgress = () => {} }) {
   const https = await import("node:https");
@@ -2159,7 +2172,9 @@ export async function downloadSource(source, { today, hosts, base = baseUrl(), o
     const res = await new Promise((resolve) => {
       const left = deadline - Date.now();
       if (left <= 0) return resolve({ ok: false, detail: "took over 60 seconds" });
-      const req = https.request(u, { method: "GET", headers: { "user-agent": `Almanac plug-ins (+${base})`, accept: "*/*" } }, (resp) => {
+      const pinned = resolveOverrides().get(u.hostname);
+      const lookup = pinned ? (_h, opts, cb) => (opts && opts.all ? cb(null, [{ address: pinned, family: pinned.includes(":") ? 6 : 4 }]) : cb(null, pinned, pinned.includes(":") ? 6 : 4)) : undefined;
+      const req = https.request(u, { method: "GET", lookup, headers: { "user-agent": `Almanac plug-ins (+${base})`, accept: "*/*" } }, (resp) => {
         if ([301, 302, 303, 307, 308].includes(resp.statusCode) && resp.headers.location) {
           resp.resume();
           return resolve({ redirect: new URL(resp.headers.location, u).toString() });
@@ -2765,7 +2780,8 @@ ${Object.values(COMMANDS).map((c) => `  ${c.usage}\n      ${c.about}`).join("\n"
 Exit codes: 0 done or passes; 1 does not pass (problems on stderr) or a source could not be reached;
 2 command not understood (unknown command or option, missing argument, refused --days).
 Environment: ALMANAC_BASE_URL (default ${DEFAULT_BASE_URL}) for docs links and the User-Agent;
-ALMANAC_PLUGIN_NOW (ISO instant) the moment init writes to fixtures/context.json and check uses without one.
+ALMANAC_PLUGIN_NOW (ISO instant) the moment init writes to fixtures/context.json and check uses without one;
+ALMANAC_PLUGIN_RESOLVE ("host=address,...") pins source hosts to addresses for probe and preview --live.
 The fetcher runs behind a guard (no network, reads only its folder and sources, limits kill it):
 a safeguard, not a sandbox. Publishing commands (login, upload, submit, ...) come in a later version.
 `);
