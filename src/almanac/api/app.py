@@ -11,6 +11,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from almanac.api.context import ApiContext, Clock
 from almanac.api.problems import install_problem_handlers, problem_response
+from almanac.api.redact import install_access_log_redaction
 from almanac.api.routes import auth, invitations, organizations, public, staff, tokens
 from almanac.platform.accounts import Passwords
 from almanac.platform.mail import Mailer
@@ -21,13 +22,9 @@ MAX_BODY = 64 * 1024
 TOOL_FILE = Path(__file__).resolve().parents[3] / "tool" / "almanac-plugin.mjs"
 
 
-class _TooLarge(Exception):
-    pass
-
-
 class BodyLimit:
     """Refuses a request body above `limit` bytes with 413 REQUEST-TOO-LARGE, whether the
-    size is declared in Content-Length or only seen while reading."""
+    size is declared in Content-Length or only seen while reading (chunked)."""
 
     def __init__(self, app: ASGIApp, limit: int, fastapi_app: FastAPI) -> None:
         self.app = app
@@ -40,35 +37,40 @@ class BodyLimit:
             return
         declared = dict(scope["headers"]).get(b"content-length")
         if declared is not None and declared.isdigit() and int(declared) > self.limit:
-            await self._refuse(scope, receive, send)
+            await self._refuse(scope, send)
             return
         seen = 0
-        started = False
+        over = False
+        answered = False
 
         async def counted_receive() -> Message:
-            nonlocal seen
+            nonlocal seen, over
+            if over:
+                return {"type": "http.disconnect"}
             message = await receive()
             if message["type"] == "http.request":
                 seen += len(message.get("body", b""))
                 if seen > self.limit:
-                    raise _TooLarge
+                    # The app sees an empty end of body; its answer is replaced below.
+                    over = True
+                    return {"type": "http.request", "body": b"", "more_body": False}
             return message
 
-        async def tracked_send(message: Message) -> None:
-            nonlocal started
-            if message["type"] == "http.response.start":
-                started = True
-            await send(message)
+        async def guarded_send(message: Message) -> None:
+            nonlocal answered
+            if not over:
+                await send(message)
+            elif not answered:
+                answered = True
+                await self._refuse(scope, send)
 
-        try:
-            await self.app(scope, counted_receive, tracked_send)
-        except _TooLarge:
-            if started:
-                raise
-            await self._refuse(scope, receive, send)
+        await self.app(scope, counted_receive, guarded_send)
 
-    async def _refuse(self, scope: Scope, receive: Receive, send: Send) -> None:
+    async def _refuse(self, scope: Scope, send: Send) -> None:
         from starlette.requests import Request
+
+        async def no_body() -> Message:
+            return {"type": "http.disconnect"}
 
         scope = dict(scope, app=self.fastapi_app)
         response = problem_response(
@@ -77,7 +79,7 @@ class BodyLimit:
             "REQUEST-TOO-LARGE",
             f"the request body is larger than {self.limit} bytes",
         )
-        await response(scope, receive, send)
+        await response(scope, no_body, send)
 
 
 def create_app(
@@ -110,6 +112,7 @@ def create_app(
         tool_file=tool_file,
     )
     install_problem_handlers(app)
+    install_access_log_redaction()
 
     v1 = APIRouter(prefix=API_PREFIX)
     for area in (auth, tokens, organizations, staff, invitations):

@@ -20,7 +20,7 @@ def problem_page(code: str) -> HTMLResponse:
     """The catalog entry of a code as a small page (the `type` and docs link of problems)."""
     entry = CATALOG.get(code)
     if entry is None:
-        raise ProblemError(404, "NOT-FOUND", f"no problem code {code} in the catalog")
+        raise ProblemError(404, "NOT-FOUND", "the catalog has no such problem code")
     retired = "<p><strong>This code is retired.</strong></p>" if entry.retired else ""
     page = f"""<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>{escape(entry.code)} · Almanac</title></head>
