@@ -243,12 +243,24 @@ class _Batch:
         )
         return False
 
-    def repeated(self, key: tuple[Any, ...], seen: set[Any], line: int, what: str) -> bool:
-        if key in seen:
-            self.add("PLG-RECORD-REPEATED", line, None, f"{what} was printed before in this run")
-            return True
-        seen.add(key)
-        return False
+    def repeated(
+        self, key: tuple[Any, ...], seen: set[Any], record: dict[str, Any], line: int
+    ) -> bool:
+        """Batch rule: two lines with the same key (an event: the same id) refuse the batch."""
+        if key not in seen:
+            seen.add(key)
+            return False
+        kind, series = record["kind"], _show(record["series"])
+        if kind == "value":
+            what = f"the value of series {series} on {record['date']}"
+            if key[2]:
+                what += f" for period {_show(key[2])}"
+        elif kind == "event":
+            what = f"event {_show(record['id'])} of series {series}"
+        else:
+            what = f"item {_show(record['id'])} of series {series} on {record['date']}"
+        self.add("PLG-RECORD-REPEATED", line, None, f"{what} was printed before in this run")
+        return True
 
     def value(self, record: dict[str, Any], line: int) -> bool:
         """Spec "Value record"."""
@@ -276,12 +288,8 @@ class _Batch:
             ok = False
         if not ok or info is None:
             return False
-        publication = info[1]
-        what = f"the value of series {_show(series)} on {record['date']}"
-        if publication and record.get("period"):
-            what += f" for period {_show(record['period'])}"
-        key = record_key(record, "publication" if publication else "observation")
-        return not self.repeated(key, self.seen, line, what)
+        key = record_key(record, "publication" if info[1] else "observation")
+        return not self.repeated(key, self.seen, record, line)
 
     def fields(
         self, fields: Any, info: tuple[frozenset[str], bool] | None, series: Any, line: int
@@ -405,12 +413,7 @@ class _Batch:
                 ok = False
         if not ok:
             return False
-        return not self.repeated(
-            event_identity(record),
-            self.seen_events,
-            line,
-            f"event {_show(record['id'])} of series {_show(series)}",
-        )
+        return not self.repeated(event_identity(record), self.seen_events, record, line)
 
     def item(self, record: dict[str, Any], line: int) -> bool:
         """Spec "Item record"."""
@@ -445,12 +448,8 @@ class _Batch:
             ok = False
         if not ok:
             return False
-        return not self.repeated(
-            record_key(record, self.dating[series]),
-            self.seen,
-            line,
-            f"item {_show(record['id'])} of series {_show(series)} on {record['date']}",
-        )
+        key = record_key(record, self.dating[series])
+        return not self.repeated(key, self.seen, record, line)
 
     def link(self, url: Any, line: int) -> bool:
         """Item `url`: https, at most 1,000 characters, to a source host or a links.hosts host."""
