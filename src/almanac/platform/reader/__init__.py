@@ -1,0 +1,29 @@
+"""What a reader sees (spec "Reader presentation rules"): the rendered day rows the reader API
+serves, the same rows as the tool's `renderDays`."""
+
+from almanac.platform.reader.names import pick_name
+from almanac.platform.reader.numbers import change_of, two_decimals
+from almanac.platform.reader.records import from_stored
+from almanac.platform.reader.render import (
+    MAX_DAYS,
+    STATUSES,
+    Day,
+    RenderRequestError,
+    render_days,
+)
+from almanac.platform.reader.words import UNIT_WORDS, WORDS, spoken
+
+__all__ = [
+    "MAX_DAYS",
+    "STATUSES",
+    "UNIT_WORDS",
+    "WORDS",
+    "Day",
+    "RenderRequestError",
+    "change_of",
+    "from_stored",
+    "pick_name",
+    "render_days",
+    "spoken",
+    "two_decimals",
+]
