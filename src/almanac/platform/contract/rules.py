@@ -34,8 +34,9 @@ _LABEL = r"[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?"
 HOST_PATTERN = re.compile(rf"{_LABEL}(?:\.{_LABEL})+")
 """A lowercase DNS host name of at least two labels; IP addresses are refused separately."""
 
-_IPV4_LIKE = re.compile(r"[0-9.]+|.*\.[0-9]+")
-"""All-numeric, or a numeric last label: WHATWG URL parsers read such hosts as IPv4."""
+_IPV4_LIKE = re.compile(r"(?:.*\.)?(?:[0-9]+|0[xX][0-9a-fA-F]*)\.?")
+"""A host whose last label is a number (decimal, or hex written 0x...): WHATWG URL parsers
+("ends in a number") read such hosts as IPv4."""
 
 PLACEHOLDER_PATTERN = re.compile(r"\{([^{}]*)\}")
 URL_PLACEHOLDERS = frozenset({"today", "year", "month"})
