@@ -423,3 +423,27 @@ def test_a_fork_bomb_stops_at_the_task_limit(room: LockedRoom, probe: Path) -> N
     assert result.killed_by == "tasks", (outcome, result.stderr_tail)
     assert result.reason == "started more than 32 tasks"
     assert outcome is not None and outcome["forks"] < 32
+
+
+# -- a missing layer refuses the run ---------------------------------------------------------
+
+
+def test_without_bubblewrap_the_room_refuses_to_run() -> None:
+    room = LockedRoom(bwrap="/nonexistent/bwrap")
+    with pytest.raises(RoomRefused, match="bubblewrap"):
+        room.run({"fetch.mjs": b"console.log('ran')"}, {}, CONTEXT, SMALL)
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="the room's user is only needed when run as root")
+def test_as_root_without_the_rooms_user_the_room_refuses_to_run() -> None:
+    room = LockedRoom(user="almanac-no-such-user")
+    with pytest.raises(RoomRefused, match="never runs as root"):
+        room.run({"fetch.mjs": b"console.log('ran')"}, {}, CONTEXT, SMALL)
+
+
+def test_limits_come_from_the_manifest_and_only_lower_the_defaults() -> None:
+    assert RoomLimits.for_manifest({}) == RoomLimits(seconds=120, megabytes=256)
+    lowered = RoomLimits.for_manifest({"limits": {"seconds": 30, "megabytes": 128}})
+    assert (lowered.seconds, lowered.megabytes, lowered.heap_megabytes) == (30, 128, 64)
+    with pytest.raises(ValueError):
+        RoomLimits(seconds=121)

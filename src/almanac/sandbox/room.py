@@ -19,6 +19,7 @@ A missing required layer refuses the run; the room never falls back to running u
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import functools
 import json
 import os
@@ -44,6 +45,7 @@ ROOM_USER = "almanac-room"
 REASON_CHARS = 300
 _STDERR_TAIL = 64 * 1024
 _TASK_POLL_SECONDS = 0.1
+_PIPE_BYTES = 1024 * 1024
 _SOURCE_NAME = re.compile(r"^[a-z][a-z0-9_-]{0,47}$")
 _NODE_IN_ROOM = "/usr/bin/node"
 _ENVIRONMENT = {"LANG": "C.UTF-8", "PATH": "/usr/bin"}
@@ -375,8 +377,11 @@ class LockedRoom:
             os.close(seccomp_fd)
             os.close(block_read)
         try:
-            tree = _wait_for_sandbox_child(process)
-            for pid in tree:
+            # bubblewrap joins the group at once, so the namespace's init it is about to clone
+            # is usually born inside; the init is moved too in case the clone came first. It
+            # waits on the block pipe, so nothing runs before both are confined.
+            _confine(process.pid, group)
+            for pid in _wait_for_sandbox_child(process)[1:]:
                 _confine(pid, group)
             setup_seconds = time.monotonic() - began
             started = time.monotonic()
@@ -586,6 +591,9 @@ def _supervise(
     err = bytearray()
     killed_by: KilledBy | None = None
     pending = memoryview(stdin)
+    next_task_check = 0.0
+    with contextlib.suppress(OSError):  # fewer wake-ups for a fetcher printing megabytes
+        fcntl.fcntl(process.stdout.fileno(), fcntl.F_SETPIPE_SZ, _PIPE_BYTES)
     with selectors.DefaultSelector() as selector:
         os.set_blocking(process.stdin.fileno(), False)
         selector.register(process.stdin, selectors.EVENT_WRITE)
@@ -596,9 +604,11 @@ def _supervise(
             if left <= 0:
                 killed_by = "time"
                 break
-            if group is not None and group.task_limit_hits() > 0:
-                killed_by = "tasks"
-                break
+            if group is not None and time.monotonic() >= next_task_check:
+                next_task_check = time.monotonic() + _TASK_POLL_SECONDS
+                if group.task_limit_hits() > 0:
+                    killed_by = "tasks"
+                    break
             for key, _ in selector.select(min(left, _TASK_POLL_SECONDS)):
                 stream = key.fileobj
                 if stream is process.stdin:
@@ -613,7 +623,7 @@ def _supervise(
                         with contextlib.suppress(OSError):
                             process.stdin.close()
                     continue
-                chunk = os.read(stream.fileno(), 1024 * 1024)  # type: ignore[union-attr]
+                chunk = os.read(stream.fileno(), _PIPE_BYTES)  # type: ignore[union-attr]
                 if not chunk:
                     selector.unregister(stream)
                     continue
