@@ -1,5 +1,85 @@
-"""The Dagster Definitions of the Almanac code location (DECISIONS section 8)."""
+"""The Dagster Definitions of the Almanac code location (DECISIONS section 8), built from the
+store: one asset per plug-in ever approved, the minute sensor, the run-failure sensor, the
+pipeline resource and the store's IO manager.
+
+Run workers load the same plug-ins as their code location: the process that first builds the
+definitions keeps the catalog it read in a file named by its content and names that file in
+`ALMANAC_DEFINITIONS_SNAPSHOT`; the run workers it starts inherit the variable and read the
+file instead of the store. The catalog is one query, whatever the number of plug-ins.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
 
 import dagster as dg
+from sqlalchemy import Engine
 
-defs = dg.Definitions()
+from almanac.assets.plugins import PIPELINE_RESOURCE, STORE_IO_MANAGER, StoreWriter, plugin_asset
+from almanac.orchestration.catalog import (
+    SNAPSHOT_ENV,
+    CatalogEntry,
+    load_catalog,
+    read_snapshot,
+    write_snapshot,
+)
+from almanac.orchestration.pipeline import RunPipeline
+from almanac.platform.store.engine import make_engine
+from almanac.sensors.runs import Clock, due_runs_sensor, evaluation_time, failed_runs_sensor
+from almanac.settings import Settings, load_settings
+
+
+def catalog_for_process(engine: Engine, snapshot_folder: Path) -> list[CatalogEntry]:
+    """The catalog this process's definitions show: the inherited snapshot when there is one
+    (a run worker), else read from the store and kept as the snapshot for its children."""
+    inherited = os.environ.get(SNAPSHOT_ENV)
+    if inherited and Path(inherited).is_file():
+        return read_snapshot(Path(inherited))
+    with engine.connect() as conn:
+        entries = load_catalog(conn)
+    os.environ[SNAPSHOT_ENV] = str(write_snapshot(entries, snapshot_folder))
+    return entries
+
+
+def default_pipeline(settings: Settings, engine: Engine) -> RunPipeline:
+    from almanac.sandbox.download import SourceDownloader
+    from almanac.sandbox.room import LockedRoom
+
+    return RunPipeline(
+        engine,
+        downloader=SourceDownloader(base_url=settings.base_url),
+        room=LockedRoom(),
+    )
+
+
+def build_definitions(
+    *,
+    settings: Settings | None = None,
+    engine: Engine | None = None,
+    pipeline: RunPipeline | None = None,
+    catalog: list[CatalogEntry] | None = None,
+    clock: Clock = evaluation_time,
+) -> dg.Definitions:
+    """The Definitions over the store at `settings.database_url` (or `engine`)."""
+    settings = settings or load_settings()
+    engine = engine or make_engine(settings.database_url)
+    if catalog is None:
+        catalog = catalog_for_process(engine, settings.dagster_home / "catalog")
+    pipeline = pipeline or default_pipeline(settings, engine)
+    return dg.Definitions(
+        assets=[plugin_asset(entry) for entry in catalog],
+        sensors=[
+            due_runs_sensor(engine, frozenset(e.id for e in catalog), clock),
+            failed_runs_sensor(pipeline),
+        ],
+        resources={
+            PIPELINE_RESOURCE: dg.ResourceDefinition.hardcoded_resource(pipeline),
+            STORE_IO_MANAGER: dg.IOManagerDefinition.hardcoded_io_manager(StoreWriter(pipeline)),
+        },
+    )
+
+
+@dg.definitions
+def defs() -> dg.Definitions:
+    return build_definitions()

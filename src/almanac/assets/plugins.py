@@ -1,0 +1,170 @@
+"""One partitioned asset per plug-in ever approved (DECISIONS 8), its work for a partition
+(`today`), and the IO manager that performs the store's transactional write.
+
+The asset is a thin adapter over `almanac.orchestration.pipeline.RunPipeline`.
+"""
+
+import re
+from datetime import date
+from typing import Any
+
+import dagster as dg
+
+from almanac.assets.tags import (
+    BACKFILL_TAG,
+    POOL,
+    TAG_PLUGIN,
+    TAG_RECORDED,
+    TAG_REQUEST,
+    TAG_TRIGGER,
+    asset_key,
+)
+from almanac.orchestration.catalog import CatalogEntry, group_name
+from almanac.orchestration.pipeline import (
+    NotRunnable,
+    PreparedRun,
+    RunFailed,
+    RunPipeline,
+    RunRequestFacts,
+)
+from almanac.platform.lifecycle import RunTrigger
+
+PIPELINE_RESOURCE = "almanac_pipeline"
+STORE_IO_MANAGER = "almanac_store"
+_TAG_VALUE = re.compile(r"[^A-Za-z0-9_.-]")
+
+
+def _tag_value(text: str) -> str:
+    return _TAG_VALUE.sub("_", text)[:63]
+
+
+def owner_of(publisher: str) -> str:
+    """A Dagster owner for a publisher: a `team:` name (Dagster owners are e-mail addresses or
+    teams; a publisher is an organization, not a person)."""
+    return f"team:{group_name(publisher)}"
+
+
+def _english_name(names: Any) -> str:
+    if isinstance(names, dict):
+        return str(names.get("en") or next(iter(names.values()), ""))
+    return str(names)
+
+
+def run_request_facts(context: dg.AssetExecutionContext, plugin_id: str) -> RunRequestFacts:
+    """What this Dagster run stands for: runs started by the minute sensor carry their trigger;
+    a run launched any other way (a backfill from the UI or the command line, a partition
+    chosen by hand) is a backfill of its partition's day (DECISIONS 8)."""
+    tags = context.run.tags
+    trigger = RunTrigger.BACKFILL
+    if TAG_TRIGGER in tags and BACKFILL_TAG not in tags:
+        trigger = RunTrigger(tags[TAG_TRIGGER])
+    request = tags.get(TAG_REQUEST)
+    return RunRequestFacts(
+        plugin_id=plugin_id,
+        today=date.fromisoformat(context.partition_key),
+        trigger=trigger,
+        request_id=int(request) if request else None,
+    )
+
+
+def _mark_recorded(instance: dg.DagsterInstance, run_id: str, value: str) -> None:
+    instance.add_run_tags(run_id, {TAG_RECORDED: value})
+
+
+def plugin_asset(entry: CatalogEntry) -> dg.AssetsDefinition:
+    """The asset of one plug-in ever approved: key `plugins/<id>`, grouped by publisher, daily
+    partitions in the manifest's zone up to today, in the one `almanac` pool."""
+    manifest = entry.manifest
+    kinds = {"node", *(str(series["kind"]) for series in manifest.get("series", []))}
+    metadata: dict[str, Any] = {
+        "schedule": manifest["schedule"],
+        "timezone": manifest["timezone"],
+        "state": entry.state,
+        "version": entry.version,
+        "digest": entry.digest,
+        "records": entry.records,
+        "last run": entry.last_run_outcome or "none yet",
+    }
+    if entry.last_run_ended:
+        metadata["last run ended"] = entry.last_run_ended
+    if entry.last_run_reason:
+        metadata["last run reason"] = entry.last_run_reason
+    plugin_id = entry.id
+
+    @dg.asset(
+        key=asset_key(plugin_id),
+        group_name=group_name(entry.publisher),
+        kinds=kinds,
+        tags={
+            "almanac/audience": _tag_value(str(manifest.get("audience", "public"))),
+            "almanac/state": _tag_value(entry.state + ("-taken-down" if entry.taken_down else "")),
+        },
+        owners=[owner_of(entry.publisher)],
+        description=_english_name(manifest.get("name")),
+        metadata=metadata,
+        partitions_def=dg.DailyPartitionsDefinition(
+            start_date=entry.first_day, timezone=entry.timezone, end_offset=1
+        ),
+        pool=POOL,
+        io_manager_key=STORE_IO_MANAGER,
+        required_resource_keys={PIPELINE_RESOURCE},
+    )
+    def _plugin(context: dg.AssetExecutionContext) -> PreparedRun:
+        pipeline: RunPipeline = getattr(context.resources, PIPELINE_RESOURCE)
+        request = run_request_facts(context, plugin_id)
+        try:
+            prepared = pipeline.prepare(request)
+        except NotRunnable as exc:
+            _mark_recorded(context.instance, context.run_id, "skipped")
+            raise dg.Failure(description=str(exc), allow_retries=False) from exc
+        except RunFailed as exc:
+            _mark_recorded(context.instance, context.run_id, str(exc.run_id))
+            raise dg.Failure(
+                description=exc.reason,
+                metadata={"store run": exc.run_id},
+                allow_retries=False,
+            ) from exc
+        context.add_output_metadata({"records printed": len(prepared.batch)})
+        return prepared
+
+    return _plugin
+
+
+class StoreWriter(dg.IOManager):
+    """Performs the write of a checked batch in one store transaction ("The write")."""
+
+    def __init__(self, pipeline: RunPipeline) -> None:
+        self._pipeline = pipeline
+
+    def handle_output(self, context: dg.OutputContext, obj: PreparedRun) -> None:
+        instance = context.step_context.instance
+        try:
+            result = self._pipeline.write(obj)
+        except RunFailed as exc:
+            _mark_recorded(instance, context.run_id, str(exc.run_id))
+            raise dg.Failure(description=exc.reason, metadata={"store run": exc.run_id}) from exc
+        _mark_recorded(instance, context.run_id, str(result.run_id))
+        counts = result.counts
+        context.add_output_metadata(
+            {
+                "store run": result.run_id,
+                "state": str(result.state),
+                "new": counts.new,
+                "revised": counts.revised,
+                "unchanged": counts.unchanged,
+                "moved": counts.moved,
+                "missed": counts.missed,
+                "withdrawn": counts.withdrawn,
+                "returned": counts.returned,
+                "held series": [h.series for h in result.held],
+            }
+        )
+
+    def load_input(self, context: dg.InputContext) -> Any:
+        raise NotImplementedError(
+            "plug-in assets have no downstream assets; records are read from the store"
+        )
+
+
+def plugin_tags(plugin_id: str, trigger: RunTrigger) -> dict[str, str]:
+    return {TAG_PLUGIN: plugin_id, TAG_TRIGGER: str(trigger)}

@@ -1,0 +1,158 @@
+"""The plug-ins the orchestrator knows: every plug-in ever approved, read in one query, and the
+snapshot file that lets a run worker load exactly the set its code location loaded."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+from dataclasses import asdict, dataclass
+from datetime import date, datetime, timedelta
+from pathlib import Path
+from typing import Any
+from zoneinfo import ZoneInfo
+
+from sqlalchemy import Connection, func, select
+
+from almanac.platform.store.models import Plugin, PluginVersion, Record, Run
+
+plugins = Plugin.__table__
+versions = PluginVersion.__table__
+runs = Run.__table__
+records = Record.__table__
+
+SNAPSHOT_ENV = "ALMANAC_DEFINITIONS_SNAPSHOT"
+"""Set by the process that built the definitions; its run workers inherit it and load the same
+catalog from the file it names instead of asking the store again."""
+HISTORY_DAYS = 366
+"""How far before its registration a plug-in's daily partitions start (backfills reach this)."""
+SERVICE_PUBLISHER = "almanac"
+
+
+@dataclass(frozen=True, slots=True)
+class CatalogEntry:
+    """One plug-in ever approved, as its asset shows it: the approved manifest, the state, the
+    publisher, the first partition, the last run and the stored record count."""
+
+    id: str
+    state: str
+    taken_down: bool
+    approved_version_id: int
+    version: str
+    digest: str
+    manifest: dict[str, Any]
+    publisher: str
+    first_day: str
+    last_run_outcome: str | None
+    last_run_reason: str | None
+    last_run_ended: str | None
+    records: int
+
+    @property
+    def timezone(self) -> str:
+        return str(self.manifest["timezone"])
+
+    @property
+    def schedule(self) -> str:
+        return str(self.manifest["schedule"])
+
+
+def publisher_of(origin: str, origin_by: str) -> str:
+    """The publisher shown on the asset: the service itself for plug-ins registered from its own
+    folder, else the uploader's mail domain (or name when it is not an address)."""
+    if origin == "folder":
+        return SERVICE_PUBLISHER
+    return origin_by.rsplit("@", 1)[-1] if "@" in origin_by else origin_by
+
+
+def group_name(publisher: str) -> str:
+    """A Dagster group name (letters, digits, underscores) for a publisher."""
+    cleaned = re.sub(r"[^A-Za-z0-9_]", "_", publisher).strip("_")
+    return cleaned or "unknown_publisher"
+
+
+def load_catalog(conn: Connection) -> list[CatalogEntry]:
+    """Every plug-in ever approved with its approved version, in one statement (no round trip
+    per plug-in), sorted by id."""
+    last_run = (
+        select(runs.c.plugin_id, func.max(runs.c.id).label("run_id"))
+        .group_by(runs.c.plugin_id)
+        .subquery("last_run")
+    )
+    counts = (
+        select(records.c.plugin_id, func.count().label("n"))
+        .where(records.c.withdrawn.is_(False))
+        .group_by(records.c.plugin_id)
+        .subquery("counts")
+    )
+    query = (
+        select(
+            plugins.c.id,
+            plugins.c.state,
+            plugins.c.taken_down,
+            plugins.c.registered_at,
+            versions.c.id.label("version_id"),
+            versions.c.version,
+            versions.c.digest,
+            versions.c.manifest,
+            versions.c.origin,
+            versions.c.origin_by,
+            runs.c.outcome,
+            runs.c.reason,
+            runs.c.ended_at,
+            counts.c.n,
+        )
+        .join(versions, versions.c.id == plugins.c.approved_version_id)
+        .outerjoin(last_run, last_run.c.plugin_id == plugins.c.id)
+        .outerjoin(runs, runs.c.id == last_run.c.run_id)
+        .outerjoin(counts, counts.c.plugin_id == plugins.c.id)
+        .where(plugins.c.ever_approved.is_(True))
+        .order_by(plugins.c.id)
+    )
+    entries = []
+    for row in conn.execute(query).mappings():
+        manifest = row["manifest"]
+        if isinstance(manifest, str):
+            manifest = json.loads(manifest)
+        registered: datetime = row["registered_at"]
+        first = registered.astimezone(ZoneInfo(manifest["timezone"])).date()
+        entries.append(
+            CatalogEntry(
+                id=row["id"],
+                state=row["state"],
+                taken_down=bool(row["taken_down"]),
+                approved_version_id=row["version_id"],
+                version=row["version"],
+                digest=row["digest"],
+                manifest=manifest,
+                publisher=publisher_of(row["origin"], row["origin_by"]),
+                first_day=(first - timedelta(days=HISTORY_DAYS)).isoformat(),
+                last_run_outcome=row["outcome"],
+                last_run_reason=row["reason"],
+                last_run_ended=row["ended_at"].isoformat() if row["ended_at"] else None,
+                records=int(row["n"] or 0),
+            )
+        )
+    return entries
+
+
+def first_partition_day(entry: CatalogEntry) -> date:
+    return date.fromisoformat(entry.first_day)
+
+
+def write_snapshot(entries: list[CatalogEntry], folder: Path) -> Path:
+    """Keep the catalog as a file named by its content; returns its path."""
+    text = json.dumps([asdict(e) for e in entries], sort_keys=True, separators=(",", ":"))
+    name = hashlib.sha256(text.encode()).hexdigest()[:16]
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"catalog-{name}.json"
+    if not path.exists():
+        partial = path.with_suffix(f".{os.getpid()}.tmp")
+        partial.write_text(text)
+        partial.replace(path)
+    return path
+
+
+def read_snapshot(path: Path) -> list[CatalogEntry]:
+    return [CatalogEntry(**item) for item in json.loads(path.read_text())]

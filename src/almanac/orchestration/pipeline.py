@@ -1,0 +1,296 @@
+"""One run of a plug-in, framework-free: hash the approved code again, build the run context
+from the store, download the sources, run the locked room, check the batch; then the write.
+
+The Dagster asset calls `prepare` and its IO manager calls `write`; a failure anywhere is kept
+by `record_failure` as a failed run with its reason ("The write" rule 4): nothing is written and
+the plug-in shows Failing (a backfill changes no state, DECISIONS 8).
+"""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
+from datetime import UTC, date, datetime
+from datetime import time as wall_time
+from pathlib import Path
+from typing import Any, Protocol
+from zoneinfo import ZoneInfo
+
+from sqlalchemy import Engine
+
+from almanac.orchestration.due import RUNNABLE
+from almanac.platform.contract.context import build_run_context, today_in_zone
+from almanac.platform.contract.digest import digest_of_files
+from almanac.platform.contract.manifest import Manifest, parse_manifest
+from almanac.platform.contract.records import check_batch
+from almanac.platform.lifecycle import RunTrigger
+from almanac.platform.store.plugins import ApprovedCode, approved_code, plugin_status
+from almanac.platform.store.reading import series_state
+from almanac.platform.store.write import (
+    RunFacts,
+    SourceFacts,
+    WriteResult,
+    record_failed_run,
+    short_reason,
+    write_run,
+)
+from almanac.sandbox.download import DownloadError, Downloads, Source
+from almanac.sandbox.limits import RoomLimits
+from almanac.sandbox.room import RoomRefused, RoomResult
+
+Clock = Callable[[], datetime]
+
+
+class Downloader(Protocol):
+    def download(self, sources: Sequence[Source], *, today: date, work_dir: Path) -> Downloads: ...
+
+
+class Room(Protocol):
+    def run(
+        self,
+        plugin_files: Any,
+        sources: Any,
+        context: Any,
+        limits: RoomLimits | None = None,
+    ) -> RoomResult: ...
+
+
+class NotRunnable(Exception):
+    """The plug-in may not run now (Pending, Paused, Removed, taken down, or never approved);
+    nothing ran and no run is recorded."""
+
+
+class RunFailed(Exception):
+    """The run failed and was recorded as a failed run with `reason`; nothing was written."""
+
+    def __init__(self, reason: str, run_id: int) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.run_id = run_id
+
+
+@dataclass(frozen=True, slots=True)
+class RunRequestFacts:
+    """What the orchestrator tells a run: the plug-in, its partition day, why it runs and the
+    request it answers. `trigger` BACKFILL marks a re-run of a past (or chosen) day."""
+
+    plugin_id: str
+    today: date
+    trigger: RunTrigger
+    request_id: int | None = None
+
+
+@dataclass(slots=True)
+class PreparedRun:
+    """A checked batch waiting for the write, with the facts the write keeps."""
+
+    plugin_id: str
+    version_id: int
+    digest: str
+    manifest: Manifest
+    facts: RunFacts
+    batch: list[dict[str, Any]]
+    timings: dict[str, float] = field(default_factory=dict)
+
+
+def context_moment(today: date, zone: str, now: datetime) -> datetime:
+    """The run context's `now` for a run of day `today`: the real moment when `today` is the
+    real today in the zone, else noon of that day on the zone's clock (a backfill of a past
+    day sees that day as its today; DECISIONS 8)."""
+    if today_in_zone(now, zone) == today:
+        return now
+    return datetime.combine(today, wall_time(12), ZoneInfo(zone)).astimezone(UTC)
+
+
+class RunPipeline:
+    """Runs plug-ins against one store with one downloader and one locked room."""
+
+    def __init__(
+        self,
+        engine: Engine,
+        *,
+        downloader: Downloader,
+        room: Room,
+        clock: Clock = lambda: datetime.now(UTC),
+        work_dir: Path | None = None,
+    ) -> None:
+        self.engine = engine
+        self.downloader = downloader
+        self.room = room
+        self.clock = clock
+        self.work_dir = work_dir
+
+    def _approved(self, plugin_id: str, trigger: RunTrigger) -> ApprovedCode:
+        with self.engine.connect() as conn:
+            try:
+                status = plugin_status(conn, plugin_id)
+            except LookupError as exc:
+                raise NotRunnable(str(exc)) from exc
+            if status.taken_down:
+                raise NotRunnable(f"plug-in {plugin_id} is taken down; it does not run")
+            if status.state not in RUNNABLE:
+                raise NotRunnable(f"plug-in {plugin_id} is {status.state}; it does not run")
+            return approved_code(conn, plugin_id)
+
+    def prepare(self, request: RunRequestFacts) -> PreparedRun:
+        """Everything before the write. Raises NotRunnable (nothing recorded) or RunFailed
+        (recorded as a failed run with its reason)."""
+        started = self.clock()
+        timings: dict[str, float] = {"start": time.perf_counter()}
+        code = self._approved(request.plugin_id, request.trigger)
+        facts = RunFacts(
+            today=request.today,
+            trigger=request.trigger,
+            started_at=started,
+            now=started,
+            request_id=request.request_id,
+        )
+        # Hashed again before each run: only the approved digest runs (What the service does 4).
+        found = digest_of_files(code.files)
+        if found != code.digest:
+            self.fail(
+                code,
+                facts,
+                f"the approved code no longer matches its digest: the stored files hash to "
+                f"{found}, approved was {code.digest}; nothing ran",
+            )
+        parsed = parse_manifest(code.manifest)
+        if parsed.manifest is None:
+            problem = parsed.problems[0]
+            self.fail(code, facts, f"the approved manifest no longer passes: {problem.message}")
+        manifest = parsed.manifest
+        if request.today > today_in_zone(started, manifest.timezone):
+            raise NotRunnable(
+                f"{request.today} is after today in {manifest.timezone}; a day runs once it came"
+            )
+        moment = context_moment(request.today, manifest.timezone, started)
+        with self.engine.connect() as conn:
+            state = series_state(conn, manifest.id, [s.key for s in manifest.series], request.today)
+        context = build_run_context(
+            manifest,
+            now=moment,
+            series_state={k: (v.last, v.count) for k, v in state.items()},
+        )
+        facts = replace(facts, backfill=bool(context["backfill"]))
+        work = Path(tempfile.mkdtemp(prefix="almanac-run-", dir=self.work_dir))
+        try:
+            try:
+                downloads = self.downloader.download(
+                    [Source(s.name, s.url, s.max_bytes) for s in manifest.sources],
+                    today=request.today,
+                    work_dir=work,
+                )
+            except DownloadError as exc:
+                self.fail(code, facts, exc.reason)
+            sources = [
+                SourceFacts(s.name, s.url, s.bytes, s.sha256, s.fetched_at)
+                for s in downloads.sources
+            ]
+            facts = replace(facts, sources=tuple(sources))
+            timings["room_start"] = time.perf_counter()
+            try:
+                result = self.room.run(
+                    code.files,
+                    {s.name: s.path for s in downloads.sources},
+                    context,
+                    RoomLimits.for_manifest(code.manifest),
+                )
+            except RoomRefused as exc:
+                self.fail(code, facts, f"the locked room refused to run: {exc}")
+            timings["room_end"] = time.perf_counter()
+        finally:
+            shutil.rmtree(work, ignore_errors=True)
+        facts = replace(facts, node_version=result.node_version)
+        if not result.ok:
+            reason = result.reason or f"the fetcher exited with code {result.exit_code}"
+            self.fail(code, facts, reason)
+        checked = check_batch(result.lines(), manifest, request.today)
+        if not checked.ok:
+            self.fail(code, facts, checked.reason() or "the batch breaks a rule")
+        timings["checked"] = time.perf_counter()
+        return PreparedRun(
+            plugin_id=manifest.id,
+            version_id=code.version_id,
+            digest=code.digest,
+            manifest=manifest,
+            facts=facts,
+            batch=checked.records,
+            timings=timings,
+        )
+
+    def write(self, prepared: PreparedRun) -> WriteResult:
+        """The write ("The write" rules 1-3, 5): one transaction. A refusal or error is kept as
+        a failed run (RunFailed)."""
+        facts = replace(prepared.facts, now=self.clock())
+        try:
+            result = write_run(
+                self.engine,
+                plugin_id=prepared.plugin_id,
+                version_id=prepared.version_id,
+                digest=prepared.digest,
+                manifest=prepared.manifest,
+                run=facts,
+                batch=prepared.batch,
+            )
+        except Exception as exc:
+            reason = f"the write was refused: {exc}"
+            run_id = self._record(
+                prepared.plugin_id, prepared.version_id, prepared.digest, facts, reason
+            )
+            raise RunFailed(short_reason(reason), run_id) from exc
+        prepared.timings["written"] = time.perf_counter()
+        return result
+
+    def run(self, request: RunRequestFacts) -> WriteResult:
+        """`prepare` then `write`, for callers without an orchestrator (tests, benchmarks)."""
+        return self.write(self.prepare(request))
+
+    def fail(self, code: ApprovedCode, facts: RunFacts, reason: str) -> None:
+        """Keep a failed run with `reason` and raise RunFailed."""
+        facts = replace(facts, now=self.clock())
+        run_id = self._record(facts_plugin(code), code.version_id, code.digest, facts, reason)
+        raise RunFailed(short_reason(reason), run_id)
+
+    def _record(
+        self, plugin_id: str, version_id: int, digest: str, facts: RunFacts, reason: str
+    ) -> int:
+        return record_failed_run(
+            self.engine,
+            plugin_id=plugin_id,
+            version_id=version_id,
+            digest=digest,
+            run=facts,
+            reason=reason,
+        )
+
+    def record_failure(
+        self,
+        request: RunRequestFacts,
+        reason: str,
+        *,
+        started_at: datetime | None = None,
+    ) -> int | None:
+        """Keep a run that failed outside the pipeline (a crashed worker, an orchestrator error)
+        as a failed run of the approved version; None when the plug-in has no approved
+        version."""
+        with self.engine.connect() as conn:
+            try:
+                code = approved_code(conn, request.plugin_id)
+            except LookupError:
+                return None
+        now = self.clock()
+        facts = RunFacts(
+            today=request.today,
+            trigger=request.trigger,
+            started_at=started_at or now,
+            now=now,
+            request_id=request.request_id,
+        )
+        return self._record(request.plugin_id, code.version_id, code.digest, facts, reason)
+
+
+def facts_plugin(code: ApprovedCode) -> str:
+    return str(code.manifest["id"])

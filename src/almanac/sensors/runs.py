@@ -1,0 +1,145 @@
+"""The minute sensor (Running rules 1-5) and the run-failure sensor (DECISIONS 8)."""
+
+from collections.abc import Callable, Collection
+from datetime import date, datetime
+
+import dagster as dg
+from dagster._time import get_current_datetime
+from sqlalchemy import Engine
+
+from almanac.assets.tags import (
+    BACKFILL_TAG,
+    KEY_PREFIX,
+    PARTITION_TAG,
+    TAG_PLUGIN,
+    TAG_RECORDED,
+    TAG_REQUEST,
+    TAG_SCHEDULED_FOR,
+    TAG_TRIGGER,
+    asset_key,
+    plugin_of_run,
+)
+from almanac.orchestration.due import plan_runs, take_requests
+from almanac.orchestration.pipeline import RunPipeline, RunRequestFacts
+from almanac.platform.lifecycle import RunTrigger
+
+DUE_SENSOR = "almanac_due_runs"
+FAILURE_SENSOR = "almanac_failed_runs"
+EVALUATION_SECONDS = 60
+
+Clock = Callable[[], datetime]
+
+
+def evaluation_time() -> datetime:
+    """The moment of the sensor's evaluation on Dagster's own clock (the one its daemon and its
+    test utilities' `freeze_time` use); the only clock read of the sensor."""
+    return get_current_datetime()
+
+
+def plugins_in_flight(instance: dg.DagsterInstance) -> set[str]:
+    """Plug-ins with a Dagster run queued, starting or running (Running rule 5: it waits)."""
+    active = instance.get_runs(dg.RunsFilter(statuses=_ACTIVE))
+    return {
+        plugin
+        for run in active
+        if (plugin := plugin_of_run(run.tags, list(run.asset_selection or ()))) is not None
+    }
+
+
+_ACTIVE = [
+    dg.DagsterRunStatus.QUEUED,
+    dg.DagsterRunStatus.NOT_STARTED,
+    dg.DagsterRunStatus.STARTING,
+    dg.DagsterRunStatus.STARTED,
+    dg.DagsterRunStatus.CANCELING,
+]
+
+
+def due_runs_sensor(
+    engine: Engine, known: Collection[str], clock: Clock = evaluation_time
+) -> dg.SensorDefinition:
+    """Each minute: which plug-ins run now (the platform's `plan_runs`), as run requests whose
+    run keys keep every scheduled time and every request from running twice."""
+
+    @dg.sensor(
+        name=DUE_SENSOR,
+        minimum_interval_seconds=EVALUATION_SECONDS,
+        default_status=dg.DefaultSensorStatus.RUNNING,
+        target=dg.AssetSelection.key_prefixes([KEY_PREFIX]),
+        description="Starts due plug-in runs: schedule (exact under clock changes), approval, "
+        "resume, first run, retry 30 minutes after a failure.",
+    )
+    def _due(context: dg.SensorEvaluationContext) -> dg.SensorResult:
+        now = clock()
+        in_flight = plugins_in_flight(context.instance)
+        with engine.connect() as conn:
+            plan = plan_runs(conn, now, in_flight=in_flight, known=known)
+        take_requests(engine, plan.taken, now)
+        requests = []
+        for order in plan.orders:
+            tags = {TAG_PLUGIN: order.plugin_id, TAG_TRIGGER: str(order.trigger)}
+            if order.request_id is not None:
+                tags[TAG_REQUEST] = str(order.request_id)
+            if order.scheduled_for is not None:
+                tags[TAG_SCHEDULED_FOR] = order.scheduled_for.isoformat()
+            requests.append(
+                dg.RunRequest(
+                    run_key=order.run_key,
+                    partition_key=order.today.isoformat(),
+                    asset_selection=[asset_key(order.plugin_id)],
+                    tags=tags,
+                )
+            )
+        return dg.SensorResult(run_requests=requests)
+
+    return _due
+
+
+def _failure_facts(run: dg.DagsterRun) -> RunRequestFacts | None:
+    plugin = plugin_of_run(run.tags, list(run.asset_selection or ()))
+    partition = run.tags.get(PARTITION_TAG)
+    if plugin is None or partition is None:
+        return None
+    trigger = RunTrigger.BACKFILL
+    if TAG_TRIGGER in run.tags and BACKFILL_TAG not in run.tags:
+        trigger = RunTrigger(run.tags[TAG_TRIGGER])
+    request = run.tags.get(TAG_REQUEST)
+    return RunRequestFacts(
+        plugin_id=plugin,
+        today=date.fromisoformat(partition),
+        trigger=trigger,
+        request_id=int(request) if request else None,
+    )
+
+
+def failed_runs_sensor(pipeline: RunPipeline) -> dg.SensorDefinition:
+    """A plug-in run that failed outside the asset's own code (a crashed run worker, a Dagster
+    error) is kept as a failed run with its reason, so the plug-in shows Failing; a failure
+    the asset already kept (tag `almanac/recorded`) is not kept twice."""
+
+    @dg.run_failure_sensor(
+        name=FAILURE_SENSOR,
+        default_status=dg.DefaultSensorStatus.RUNNING,
+        minimum_interval_seconds=EVALUATION_SECONDS // 2,
+        monitor_all_code_locations=False,
+    )
+    def _failed(context: dg.RunFailureSensorContext) -> None:
+        run = context.dagster_run
+        fresh = context.instance.get_run_by_id(run.run_id) or run
+        if TAG_RECORDED in fresh.tags:
+            return
+        facts = _failure_facts(fresh)
+        if facts is None:
+            return
+        message = context.failure_event.message or "the run failed in the orchestrator"
+        record = context.instance.get_run_record_by_id(run.run_id)
+        started = None
+        if record is not None and record.start_time is not None:
+            started = datetime.fromtimestamp(record.start_time, tz=evaluation_time().tzinfo)
+        run_id = pipeline.record_failure(
+            facts, f"the run stopped outside the fetcher: {message}", started_at=started
+        )
+        if run_id is not None:
+            context.instance.add_run_tags(run.run_id, {TAG_RECORDED: str(run_id)})
+
+    return _failed
