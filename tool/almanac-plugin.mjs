@@ -1150,7 +1150,8 @@ const MARK = "@@almanac-guard";
 const OUTPUT_LIMIT = 64 * 1024 * 1024;
 /** Preloaded into the fetcher: every network API throws and is reported on stderr; denied file access is reported. */
 const GUARD_SOURCE = `
-const g = process.getBuiltinModule;
+const load = process.getBuiltinModule;
+const { registerHooks, syncBuiltinESMExports } = load("node:module");
 const say = (s) => { try { process.stderr.write("\\n${MARK} " + s + "\\n"); } catch {} };
 const deny = (what) => function () {
   say("network " + what);
@@ -1159,18 +1160,30 @@ const deny = (what) => function () {
   throw e;
 };
 const block = (mod, names, prefix) => { for (const n of names) if (mod && n in mod) { try { mod[n] = deny(prefix + "." + n); } catch {} } };
-const net = g("node:net");
-block(net, ["connect", "createConnection", "createServer"], "net");
-net.Socket.prototype.connect = deny("net.Socket.connect");
-block(g("node:tls"), ["connect", "createServer"], "tls");
-block(g("node:dgram"), ["createSocket"], "dgram");
-for (const h of ["http", "https"]) { const m = g("node:" + h); block(m, ["request", "get", "createServer"], h); try { m.Agent.prototype.createConnection = deny(h + ".Agent"); } catch {} }
-block(g("node:http2"), ["connect", "createServer", "createSecureServer"], "http2");
 const dnsNames = ["lookup", "lookupService", "resolve", "resolve4", "resolve6", "resolveAny", "resolveCaa", "resolveCname", "resolveMx", "resolveNaptr", "resolveNs", "resolvePtr", "resolveSoa", "resolveSrv", "resolveTxt", "reverse"];
-const dns = g("node:dns");
-block(dns, dnsNames, "dns");
-block(dns.promises, dnsNames, "dns.promises");
-try { dns.Resolver = function () { deny("dns.Resolver")(); }; dns.promises.Resolver = function () { deny("dns.Resolver")(); }; } catch {}
+// Network modules are patched when the fetcher first reaches them (loading them all up front
+// would cost more than the fetcher's own start).
+const patchers = {
+  net: (m) => { block(m, ["connect", "createConnection", "createServer"], "net"); m.Socket.prototype.connect = deny("net.Socket.connect"); },
+  tls: (m) => block(m, ["connect", "createServer"], "tls"),
+  dgram: (m) => block(m, ["createSocket"], "dgram"),
+  http: (m) => { block(m, ["request", "get", "createServer"], "http"); try { m.Agent.prototype.createConnection = deny("http.Agent"); } catch {} },
+  https: (m) => { block(m, ["request", "get", "createServer"], "https"); try { m.Agent.prototype.createConnection = deny("https.Agent"); } catch {} },
+  http2: (m) => block(m, ["connect", "createServer", "createSecureServer"], "http2"),
+  dns: (m) => { block(m, dnsNames, "dns"); block(m.promises, dnsNames, "dns.promises"); try { m.Resolver = function () { deny("dns.Resolver")(); }; m.promises.Resolver = function () { deny("dns.Resolver")(); }; } catch {} },
+};
+patchers["dns/promises"] = () => patch("dns");
+const patched = new Set();
+function patch(id) {
+  const name = String(id).replace(/^node:/, "");
+  if (patched.has(name) || !patchers[name]) return;
+  patched.add(name);
+  patchers[name](load("node:" + name));
+  syncBuiltinESMExports();
+}
+process.getBuiltinModule = function getBuiltinModule(id) { patch(id); return load(id); };
+registerHooks({ resolve(specifier, context, next) { const r = next(specifier, context); if (r && typeof r.url === "string" && r.url.startsWith("node:")) patch(r.url); return r; } });
+patch("net");
 for (const n of ["fetch", "WebSocket", "EventSource"]) { try { Object.defineProperty(globalThis, n, { value: deny(n), writable: true, configurable: true }); } catch {} }
 const noteDenied = (e) => { if (e && e.code === "ERR_ACCESS_DENIED") say("denied " + (e.permission || "") + " " + JSON.stringify(String(e.resource || ""))); };
 const wrapAll = (obj) => {
@@ -1188,10 +1201,10 @@ const wrapAll = (obj) => {
     };
   }
 };
-const fsm = g("node:fs");
+const fsm = load("node:fs");
 wrapAll(fsm);
 wrapAll(fsm.promises);
-g("node:module").syncBuiltinESMExports();
+syncBuiltinESMExports();
 `;
 const GUARD_URL = `data:text/javascript;base64,${Buffer.from(GUARD_SOURCE).toString("base64")}`;
 
@@ -1581,17 +1594,18 @@ export async function checkFolder(root, { update = false, env = process.env, run
   const context = contextFromFixture(fixture, manifest, { sources });
   result.context = context;
   const readPaths = [path.join(fixtures, "sources")];
-  const first = await runAndCheck(root, manifest, context, readPaths, "fixture run");
+  // The fixtures run twice (the service does too): at the same time, to compare their bytes.
+  const [first, second] = await Promise.all([
+    runAndCheck(root, manifest, context, readPaths, "fixture run"),
+    runTwice ? runFetcher({ folder: root, context, readPaths, limits: manifest.limits || {} }) : null,
+  ]);
   add(...first.problems);
   if (first.problems.length) return finish(result);
   result.records = first.records;
   result.output = first.text;
-  if (runTwice) {
-    const second = await runFetcher({ folder: root, context, readPaths, limits: manifest.limits || {} });
-    if (second.exit !== 0 || !second.stdout.equals(first.res.stdout)) {
-      const diff = firstDifference(second.stdout.toString("utf8"), first.text);
-      add(problem("PLG-RUN-NOT-DETERMINISTIC", `the fetcher printed different output on a second run of the same files${diff ? ` (line ${diff.line}: ${diff.want} then ${diff.got})` : ""}`, diff ? { line: diff.line } : {}));
-    }
+  if (second && (second.exit !== 0 || !second.stdout.equals(first.res.stdout))) {
+    const diff = firstDifference(second.stdout.toString("utf8"), first.text);
+    add(problem("PLG-RUN-NOT-DETERMINISTIC", `the fetcher printed different output on a second run of the same files${diff ? ` (line ${diff.line}: ${diff.want} then ${diff.got})` : ""}`, diff ? { line: diff.line } : {}));
   }
   if (update) fs.writeFileSync(recordsFile, first.res.stdout);
   else {
@@ -1605,9 +1619,9 @@ export async function checkFolder(root, { update = false, env = process.env, run
   const runsDir = path.join(fixtures, "runs");
   if (fs.existsSync(runsDir)) {
     const cases = fs.readdirSync(runsDir, { withFileTypes: true }).filter((e) => e.isDirectory()).map((e) => e.name).sort();
-    for (const name of cases) {
+    const results = await Promise.all(cases.map((name) => checkRunCase(root, manifest, name, { fixture, baseRecords: first.records, update })));
+    for (const ps of results) {
       result.runs.total++;
-      const ps = await checkRunCase(root, manifest, name, { fixture, baseRecords: first.records, update });
       add(...ps);
       if (!ps.some((p) => p.severity === "error")) result.runs.passed++;
     }
