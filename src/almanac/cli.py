@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Callable, Sequence
+from datetime import date
 
 from almanac.platform.accounts.commands import add_staff_commands
 from almanac.sandbox.cli import add_room_commands
@@ -18,11 +19,62 @@ def _up(args: argparse.Namespace) -> int:
     return run_service()
 
 
+def _deploy(args: argparse.Namespace) -> int:
+    import dagster as dg
+
+    from almanac.assets.control import deploy
+    from almanac.settings import load_settings
+
+    settings = load_settings()
+    with dg.DagsterInstance.from_config(str(settings.dagster_home)) as instance:
+        deploy(instance, settings, wait_seconds=args.wait)
+    return 0
+
+
+def _backfill(args: argparse.Namespace) -> int:
+    import dagster as dg
+
+    from almanac.assets.control import launch_backfill
+    from almanac.definitions import build_definitions
+    from almanac.settings import load_settings
+
+    settings = load_settings()
+    with dg.DagsterInstance.from_config(str(settings.dagster_home)) as instance:
+        try:
+            backfill_id = launch_backfill(
+                instance, build_definitions(settings=settings), args.plugin, args.first, args.last
+            )
+        except (LookupError, ValueError) as exc:
+            print(f"almanac backfill: {exc}", file=sys.stderr)
+            return 2
+    print(f"backfill {backfill_id} launched: {args.plugin} {args.first} to {args.last}")
+    return 0
+
+
+def _day(text: str) -> date:
+    try:
+        return date.fromisoformat(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a date (YYYY-MM-DD)") from None
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="almanac", description=__doc__)
     commands = parser.add_subparsers(dest="command", required=True, metavar="<command>")
     up = commands.add_parser("up", help="start the service on its embedded default")
     up.set_defaults(handler=_up)
+    deploy = commands.add_parser(
+        "deploy", help="hold runs, wait for the running one, migrate the store, let runs go"
+    )
+    deploy.add_argument(
+        "--wait", type=float, default=3600.0, help="seconds to wait for the running run"
+    )
+    deploy.set_defaults(handler=_deploy)
+    backfill = commands.add_parser("backfill", help="re-run a plug-in for past days")
+    backfill.add_argument("plugin", help="the plug-in id")
+    backfill.add_argument("--from", dest="first", type=_day, required=True, help="first day")
+    backfill.add_argument("--to", dest="last", type=_day, required=True, help="last day")
+    backfill.set_defaults(handler=_backfill)
     add_room_commands(commands)
     add_staff_commands(commands)
     return parser

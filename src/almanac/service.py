@@ -1,35 +1,78 @@
-"""`almanac up`: the Dagster webserver, the Dagster daemon and the API as child processes."""
+"""`almanac up`: the store migrated, the example plug-ins registered (Pending until a person
+approves them), then the Dagster webserver, the Dagster daemon and the API as child processes;
+Ctrl-C (or SIGTERM) stops them all and leaves nothing running."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
 import sys
 import time
+from collections.abc import Sequence
+from datetime import UTC, datetime
 from pathlib import Path
+from types import FrameType
+from typing import TYPE_CHECKING
 
 from almanac.settings import Settings, load_settings
 
-WORKSPACE = Path(__file__).resolve().parents[2] / "workspace.yaml"
+if TYPE_CHECKING:
+    from fastapi import FastAPI
+
+ROOT = Path(__file__).resolve().parents[2]
+WORKSPACE = ROOT / "workspace.yaml"
+EXAMPLES = ROOT / "examples"
+STOP_SECONDS = 20
 
 
-def _dagster_yaml(settings: Settings) -> str:
-    return (
-        "telemetry:\n  enabled: false\n"
-        "run_coordinator:\n  module: dagster._core.run_coordinator\n"
-        "  class: QueuedRunCoordinator\n"
+def api_app() -> FastAPI:
+    """The API for uvicorn's `--factory`: settings, store and mail from the environment."""
+    from almanac.api.app import create_app
+    from almanac.platform.mail import load_mail_settings, mailer_for
+    from almanac.platform.store.engine import make_engine
+
+    settings = load_settings()
+    engine = make_engine(settings.database_url)
+    return create_app(
+        settings,
+        clock=lambda: datetime.now(UTC),
+        mailer=mailer_for(load_mail_settings(os.environ), engine),
+        engine=engine,
     )
 
 
-def run_service(settings: Settings | None = None) -> int:
-    """Start every part of the service and wait; Ctrl-C stops them all cleanly."""
-    settings = settings or load_settings()
+def prepare(settings: Settings, *, examples: Path | None = EXAMPLES) -> list[str]:
+    """Everything before the processes start: folders, the store's migrations, the example
+    plug-ins (embedded default only), Dagster's configuration and the pool limit. Returns the
+    example ids registered."""
+    import dagster as dg
+
+    from almanac.assets.control import dagster_yaml, prepare_dagster_storage, set_run_slots
+    from almanac.orchestration.folders import register_examples
+    from almanac.platform.store.engine import make_engine, upgrade_database
+
+    settings.home.mkdir(parents=True, exist_ok=True)
     settings.dagster_home.mkdir(parents=True, exist_ok=True)
-    (settings.dagster_home / "dagster.yaml").write_text(_dagster_yaml(settings))
-    env = dict(os.environ, DAGSTER_HOME=str(settings.dagster_home))
+    upgrade_database(settings.database_url)
+    registered: list[str] = []
+    if examples is not None and examples.is_dir() and settings.database_url.startswith("sqlite"):
+        engine = make_engine(settings.database_url)
+        try:
+            registered = register_examples(engine, examples, now=datetime.now(UTC))
+        finally:
+            engine.dispose()
+    prepare_dagster_storage(settings)
+    (settings.dagster_home / "dagster.yaml").write_text(dagster_yaml(settings))
+    with dg.DagsterInstance.from_config(str(settings.dagster_home)) as instance:
+        set_run_slots(instance, settings.run_slots)
+    return registered
+
+
+def commands(settings: Settings) -> dict[str, list[str]]:
     bin_dir = Path(sys.executable).parent
-    commands = {
+    return {
         "dagster-webserver": [
             str(bin_dir / "dagster-webserver"),
             "-w",
@@ -40,25 +83,77 @@ def run_service(settings: Settings | None = None) -> int:
             str(settings.dagster_port),
         ],
         "dagster-daemon": [str(bin_dir / "dagster-daemon"), "run", "-w", str(WORKSPACE)],
+        "api": [
+            sys.executable,
+            "-m",
+            "uvicorn",
+            "almanac.service:api_app",
+            "--factory",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(settings.api_port),
+        ],
     }
-    children = {name: subprocess.Popen(cmd, env=env) for name, cmd in commands.items()}
-    print(f"Almanac is starting in {settings.home}")
-    print(f"  Dagster UI: http://127.0.0.1:{settings.dagster_port}")
-    print("Press Ctrl-C to stop.", flush=True)
+
+
+def _stop(children: dict[str, subprocess.Popen[bytes]]) -> None:
+    """SIGTERM to each child's process group, then SIGKILL to what is left after a while."""
+    for child in children.values():
+        if child.poll() is None:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(child.pid, signal.SIGTERM)
+    deadline = time.monotonic() + STOP_SECONDS
+    for child in children.values():
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            child.wait(timeout=max(0.1, deadline - time.monotonic()))
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(child.pid, signal.SIGKILL)
+        child.wait()
+
+
+class _Stop(Exception):
+    pass
+
+
+def _raise_stop(signum: int, frame: FrameType | None) -> None:
+    raise _Stop
+
+
+def run_service(settings: Settings | None = None, argv: Sequence[str] = ()) -> int:
+    """Start every part of the service and wait; Ctrl-C or SIGTERM stops them all cleanly."""
+    settings = settings or load_settings()
+    print(f"Almanac is starting in {settings.home}", flush=True)
+    registered = prepare(settings)
+    if registered:
+        print(f"  example plug-ins registered (Pending until approved): {', '.join(registered)}")
+    env = dict(
+        os.environ,
+        DAGSTER_HOME=str(settings.dagster_home),
+        ALMANAC_HOME=str(settings.home),
+        ALMANAC_DATABASE_URL=settings.database_url,
+    )
+    env.pop("ALMANAC_DEFINITIONS_SNAPSHOT", None)
+    previous = {s: signal.signal(s, _raise_stop) for s in (signal.SIGINT, signal.SIGTERM)}
+    children: dict[str, subprocess.Popen[bytes]] = {}
     try:
+        for name, command in commands(settings).items():
+            # Own process group each, so one signal reaches a child's own children too.
+            children[name] = subprocess.Popen(command, env=env, start_new_session=True)
+        print(f"  Dagster UI: http://127.0.0.1:{settings.dagster_port}")
+        print(f"  API:        http://127.0.0.1:{settings.api_port}")
+        print("Press Ctrl-C to stop.", flush=True)
         while all(child.poll() is None for child in children.values()):
             time.sleep(0.5)
         failed = [name for name, child in children.items() if child.poll() is not None]
         print(f"almanac: {', '.join(failed)} stopped; stopping the rest", file=sys.stderr)
         return 1
-    except KeyboardInterrupt:
+    except _Stop:
+        print("almanac: stopping", flush=True)
         return 0
     finally:
-        for child in children.values():
-            if child.poll() is None:
-                child.send_signal(signal.SIGINT)
-        for child in children.values():
-            try:
-                child.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                child.kill()
+        for s in (signal.SIGINT, signal.SIGTERM):
+            signal.signal(s, signal.SIG_IGN)
+        _stop(children)
+        for s, handler in previous.items():
+            signal.signal(s, handler)

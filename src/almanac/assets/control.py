@@ -1,0 +1,169 @@
+"""Operating the orchestrator: the Dagster instance's configuration, the `almanac` pool's limit
+(one run at a time), the deployment hold, and backfills launched from the command line."""
+
+import time
+from collections.abc import Callable
+from datetime import date, timedelta
+from urllib.parse import quote
+
+import dagster as dg
+from dagster._core.execution.backfill import PartitionBackfill
+from dagster._core.utils import make_new_backfill_id
+from dagster._time import get_current_timestamp
+
+from almanac.assets.tags import POOL, TAG_PLUGIN, TAG_TRIGGER, asset_key
+from almanac.platform.lifecycle import RunTrigger
+from almanac.platform.store.engine import upgrade_database
+from almanac.settings import Settings
+
+DAGSTER_SCHEMA = "dagster"
+"""On PostgreSQL Dagster keeps its tables in this schema of the store's own database (its
+`runs` table would otherwise meet the store's)."""
+
+_BUSY = [
+    dg.DagsterRunStatus.NOT_STARTED,
+    dg.DagsterRunStatus.STARTING,
+    dg.DagsterRunStatus.STARTED,
+    dg.DagsterRunStatus.CANCELING,
+]
+
+
+def dagster_postgres_url(database_url: str) -> str | None:
+    """The URL dagster-postgres uses for the store's PostgreSQL database (its own schema), or
+    None on the embedded SQLite default."""
+    if not database_url.startswith("postgresql"):
+        return None
+    rest = database_url.split("://", 1)[1]
+    separator = "&" if "?" in rest else "?"
+    options = quote(f"-csearch_path={DAGSTER_SCHEMA}", safe="")
+    return f"postgresql://{rest}{separator}options={options}"
+
+
+def dagster_yaml(settings: Settings) -> str:
+    """dagster.yaml: queued runs, pools enforced per run (the limit itself is kept in the
+    instance, see `set_run_slots`), telemetry off, and the storage beside the store's."""
+    lines = [
+        "telemetry:",
+        "  enabled: false",
+        "run_coordinator:",
+        "  module: dagster._core.run_coordinator",
+        "  class: QueuedRunCoordinator",
+        "concurrency:",
+        "  pools:",
+        "    granularity: run",
+        # A run worker that died (a crash, a stop of the service) is marked failed, so the
+        # run-failure sensor keeps it and the pool's slot is freed.
+        "run_monitoring:",
+        "  enabled: true",
+        "  poll_interval_seconds: 30",
+    ]
+    url = dagster_postgres_url(settings.database_url)
+    if url is not None:
+        lines += ["storage:", "  postgres:", f"    postgres_url: {url!r}"]
+    return "\n".join(lines) + "\n"
+
+
+def prepare_dagster_storage(settings: Settings) -> None:
+    """Create Dagster's schema in the store's PostgreSQL database when it is missing."""
+    if not settings.database_url.startswith("postgresql"):
+        return
+    import psycopg
+
+    plain = "postgresql://" + settings.database_url.split("://", 1)[1]
+    with psycopg.connect(plain, autocommit=True) as conn:
+        conn.execute(f'CREATE SCHEMA IF NOT EXISTS "{DAGSTER_SCHEMA}"')
+
+
+def set_run_slots(instance: dg.DagsterInstance, slots: int) -> None:
+    """How many plug-in runs go at once (Running rule 5: one by default; 0 holds them all)."""
+    instance.event_log_storage.set_concurrency_slots(POOL, slots)
+
+
+def run_slots(instance: dg.DagsterInstance) -> int | None:
+    """The `almanac` pool's limit, or None when none is set."""
+    if POOL not in instance.event_log_storage.get_concurrency_keys():
+        return None
+    return instance.event_log_storage.get_concurrency_info(POOL).slot_count
+
+
+def busy_runs(instance: dg.DagsterInstance) -> list[dg.DagsterRun]:
+    """Runs that left the queue and have not finished."""
+    return list(instance.get_runs(dg.RunsFilter(statuses=_BUSY)))
+
+
+def deploy(
+    instance: dg.DagsterInstance,
+    settings: Settings,
+    *,
+    migrate: Callable[[str], None] = upgrade_database,
+    wait_seconds: float = 3600.0,
+    poll_seconds: float = 2.0,
+    say: Callable[[str], None] = print,
+) -> None:
+    """A deployment (Running rule 5: never beside a run): hold the queue (pool limit 0), wait
+    for the running run, apply the store's migrations, let runs go again (limit restored to
+    `settings.run_slots`, also when the migration fails)."""
+    set_run_slots(instance, 0)
+    say("runs held: new runs wait in the queue")
+    try:
+        deadline = time.monotonic() + wait_seconds
+        while busy := busy_runs(instance):
+            if time.monotonic() > deadline:
+                raise TimeoutError(
+                    f"{len(busy)} run(s) still going after {wait_seconds:.0f} seconds: "
+                    + ", ".join(r.run_id for r in busy)
+                )
+            say(f"waiting for {len(busy)} running run(s)")
+            time.sleep(poll_seconds)
+        migrate(settings.database_url)
+        say("store migrated")
+    finally:
+        set_run_slots(instance, settings.run_slots)
+        say(f"runs go again ({settings.run_slots} at a time)")
+
+
+def partition_days(first: date, last: date) -> list[str]:
+    if last < first:
+        raise ValueError(f"--to {last} is before --from {first}")
+    return [(first + timedelta(days=n)).isoformat() for n in range((last - first).days + 1)]
+
+
+def launch_backfill(
+    instance: dg.DagsterInstance,
+    definitions: dg.Definitions,
+    plugin_id: str,
+    first: date,
+    last: date,
+) -> str:
+    """A Dagster asset backfill of the plug-in's partitions `first`..`last` (the daemon launches
+    one run per day); returns the backfill id. Each run's today is its day (DECISIONS 8)."""
+    repository = definitions.get_repository_def()
+    key = asset_key(plugin_id)
+    graph = repository.asset_graph
+    if not graph.has(key):
+        raise LookupError(f"plug-in {plugin_id} has no asset: it was never approved")
+    partitions = graph.get(key).partitions_def
+    assert partitions is not None
+    days = partition_days(first, last)
+    known = set(partitions.get_partition_keys(dynamic_partitions_store=instance))
+    missing = [d for d in days if d not in known]
+    if missing:
+        raise ValueError(
+            f"{plugin_id} has no partition for {missing[0]}: days run from "
+            f"{partitions.get_first_partition_key()} to today"
+        )
+    backfill = PartitionBackfill.from_asset_partitions(
+        backfill_id=make_new_backfill_id(),
+        asset_graph=graph,
+        partition_names=days,
+        asset_selection=[key],
+        backfill_timestamp=get_current_timestamp(),
+        tags={TAG_PLUGIN: plugin_id, TAG_TRIGGER: str(RunTrigger.BACKFILL)},
+        dynamic_partitions_store=instance,
+        all_partitions=False,
+        title=f"{plugin_id} {first} to {last}",
+        description=None,
+        run_config=None,
+    )
+    instance.add_backfill(backfill)
+    return backfill.backfill_id
