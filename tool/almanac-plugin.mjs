@@ -254,7 +254,7 @@ const LANG_RE = /^[a-z]{2,3}(-([A-Z]{2}|[0-9]{3}))?$/;
 const VERSION_RE = /^(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)$/;
 const LABEL = "[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?";
 const HOST_RE = new RegExp(`^${LABEL}(?:\\.${LABEL})+$`);
-const IPV4_LIKE = /^([0-9.]+|.*\.[0-9]+)$/;
+const IPV4_LIKE = /^(?:.*\.)?(?:[0-9]+|0[xX][0-9a-fA-F]*)\.?$/; // the last label is a number: URL parsers read IPv4
 const MAX_BYTES = 20971520;
 /** DECISIONS 1: reserved ids (the server's list) and prefixes. */
 export const RESERVED_IDS = new Set([
@@ -656,7 +656,7 @@ const RECORD_KEYS = {
 const A_KIND = { value: "a value", event: "an event", item: "an item" };
 const MARKUP_RE = /<[A-Za-z/!?]|&(?:[A-Za-z][A-Za-z0-9]*|#[0-9]+|#[xX][0-9A-Fa-f]+);/;
 const CONTROL_RE = /[\x00-\x1f\x7f]/;
-const WS_OR_CONTROL_RE = /[\s\x00-\x1f\x7f\x85]/u;
+const WS_OR_CONTROL_RE = /[\x00-\x20\x7f\x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff]/;
 const isFiniteNumber = (v) => typeof v === "number" && Number.isFinite(v);
 
 /** Hosts an item link may point to: every source's host and `links.hosts`. */
