@@ -6,6 +6,8 @@ lower `limits`; 32 tasks; 64 MB of output).
 
 from __future__ import annotations
 
+import math
+import os
 import resource
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -92,10 +94,12 @@ def rlimits(limits: RoomLimits, *, dedicated_user: bool) -> dict[int, tuple[int,
     - RLIMIT_NPROC counts every process and thread of the real uid, so it is set only when the
       room runs as its dedicated user (nothing else runs as that uid; runs go one at a time),
       a few above the task limit so that the pids cgroup, which reports the hit, trips first.
-    - RLIMIT_CPU backs the wall-clock deadline; RLIMIT_CORE 0 so an aborting V8 leaves no
-      core file behind.
+    - RLIMIT_CPU backs the wall-clock deadline (SIGXCPU counts as the time limit);
+      RLIMIT_CORE 0 so an aborting V8 leaves no core file behind.
     """
-    cpu = int(limits.seconds) + 2
+    # Node's threads use every core, so CPU time may run ahead of the wall clock: the backstop
+    # allows the wall-clock limit on each core.
+    cpu = math.ceil(limits.seconds) * (os.cpu_count() or 1) + 2
     data = 1024 * MB + limits.memory_bytes
     values = {
         resource.RLIMIT_CORE: (0, 0),

@@ -246,7 +246,6 @@ class LockedRoom:
                 "--allow-fs-read=/tmp",
                 "--allow-fs-write=/tmp",
                 f"--max-old-space-size={limits.heap_megabytes}",
-                "--disable-proto=throw",
                 "/plugin/fetch.mjs",
             ),
             libraries=_libraries(node),
@@ -389,11 +388,17 @@ class LockedRoom:
                 os.write(block_write, b"g")
         finally:
             os.close(block_write)
-        outcome = _supervise(process, stdin, limits, started, group)
+        try:
+            outcome = _supervise(process, stdin, limits, started, group)
+        except BaseException:  # the service is stopping: leave nothing running
+            _kill_room(process, group)
+            raise
         wall = time.monotonic() - started
 
         killed_by = outcome.killed_by
         tail = outcome.stderr_tail.decode("utf-8", "replace")
+        if killed_by is None and process.returncode == 128 + signal.SIGXCPU:
+            killed_by = "time"
         if killed_by is None and group is not None and group.oom_kills() > 0:
             killed_by = "memory"
         if killed_by is None and process.returncode != 0 and _heap_exhausted(tail):
