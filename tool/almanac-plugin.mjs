@@ -1276,11 +1276,24 @@ export function runFetcher({ folder, context, readPaths = [], limits = {} }) {
       for (const m of err.matchAll(/ERR_ACCESS_DENIED[\s\S]{0,400}?permission: '(\w+)'(?:,\s*resource: '([^']*)')?/g)) {
         if (!denied.some((d) => d.permission === m[1] && d.resource === (m[2] || ""))) denied.push({ permission: m[1], resource: m[2] || "" });
       }
-      const lines = plain.map((l) => l.trimEnd()).filter((l) => l.trim() !== "");
-      const lastLine = (lines.length ? lines[lines.length - 1] : "").slice(0, 300);
+      const lastLine = reasonLine(plain).slice(0, 300);
       resolve({ exit, signal, stdout: Buffer.concat(out), stderr: plain.join("\n"), lastLine, killed, network, denied, seconds: (Date.now() - started) / 1000, limits: { seconds, megabytes } });
     });
   });
+}
+
+/**
+ * The fetcher's last stderr line. When Node printed an uncaught error (the stack, the error's
+ * properties, then "Node.js v24..."), its message line is the reason instead.
+ */
+function reasonLine(stderrLines) {
+  const lines = stderrLines.map((l) => l.trimEnd()).filter((l) => l.trim() !== "");
+  if (lines.length && /^Node\.js v\d+/.test(lines[lines.length - 1])) {
+    lines.pop();
+    const message = lines.find((l) => /^(\w*Error|Uncaught \w+)(\s*\[\w+\])?: /.test(l));
+    if (message) return message;
+  }
+  return lines.length ? lines[lines.length - 1] : "";
 }
 
 /** Problems of one guarded run (network, read outside, killed, failed). `label` names the run. */
@@ -2279,7 +2292,7 @@ export async function downloadAll(manifest, dir, { today, quiet = false } = {}) 
 // ---------------------------------------------------------------------------------------------
 
 // Short words that are words, not acronyms, when an id is turned into a name.
-const NOT_ACRONYMS = new Set(["and", "the", "of", "for", "new", "day", "days", "in", "on", "to", "by", "at", "oil", "gas", "tax", "sea", "air", "low", "all", "top", "end", "old", "art", "law", "age", "job", "car", "bus", "fx"].filter((w) => w !== "fx"));
+const NOT_ACRONYMS = new Set(["and", "the", "of", "for", "new", "day", "days", "in", "on", "to", "by", "at", "oil", "gas", "tax", "sea", "air", "low", "all", "top", "end", "old", "art", "law", "age", "job", "car", "bus", "sun", "map"]);
 /**
  * The display name of an id (tool 1.4.0: acronyms kept). Each hyphen-separated part becomes a
  * word: a part of at most three letters, or with no vowel (a, e, i, o, u, y), is an acronym
@@ -2302,7 +2315,7 @@ function templateFiles(id, kind, zone, now) {
   const d = (n) => addDays(today, n);
   const host = "example.org";
   const series = {
-    value: { key: "rate", kind: "value", cadence: "business-day", dates: "observation", name: { en: "Rate" }, unit: "USD", fields: ["rate"], fieldNames: { rate: { en: "Rate" } } },
+    value: { key: "rate", kind: "value", cadence: "business-day", dates: "observation", name: { en: "Rate" }, unit: "DOP", fields: ["rate"], fieldNames: { rate: { en: "Rate" } } },
     event: { key: "meetings", kind: "event", cadence: "irregular", dates: "observation", name: { en: "Meetings" }, snapshot: { back: "30d", ahead: "1y" } },
     item: { key: "notices", kind: "item", cadence: "irregular", dates: "publication", name: { en: "Notices" } },
   }[kind];
@@ -2326,13 +2339,13 @@ function templateFiles(id, kind, zone, now) {
   let fetcher;
   if (kind === "value") {
     const rows = [];
-    let v = 1.085;
+    let v = 58.1275;
     for (let i = 10; i >= 0; i--) {
       const day = d(-i);
       const wd = ((dateToDays(day) % 7) + 11) % 7;
       if (wd === 0 || wd === 6) continue;
       rows.push(`${day},${v.toFixed(4)}`);
-      v += i % 3 === 0 ? -0.0031 : 0.0017;
+      v += i % 3 === 0 ? -0.1375 : 0.0625;
     }
     sample = `date,rate\n${rows.join("\n")}\n`;
     broken = `day,rate\n${rows.join("\n")}\n`;

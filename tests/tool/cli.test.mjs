@@ -156,6 +156,17 @@ test("code files: symbolic links and file types", () => {
   assert.equal(tool(["digest", dir]).code, 1);
 });
 
+test("digest --files lists the covered files in reading order", () => {
+  const dir = copyPlugin(made.value);
+  fs.mkdirSync(path.join(dir, "lib"));
+  fs.writeFileSync(path.join(dir, "lib/parse.mjs"), "export {};\n");
+  fs.writeFileSync(path.join(dir, "LICENSE"), "MIT\n");
+  const r = tool(["digest", dir, "--files"]);
+  assert.equal(r.code, 0, r.stderr);
+  assert.deepEqual(r.stdout.trim().split("\n"), ["LICENSE", "fetch.mjs", "lib/parse.mjs", "plugin.json"]);
+  assert.match(tool(["digest", dir]).stdout, /^sha256:[0-9a-f]{64}\n$/);
+});
+
 const fetcher = (dir, source) => fs.writeFileSync(path.join(dir, "fetch.mjs"), source);
 
 test("the guard: network attempts, reads outside, limits, failures", () => {
@@ -189,6 +200,11 @@ test("the guard: network attempts, reads outside, limits, failures", () => {
   fetcher(failing, 'process.stderr.write("first\\nrates: column Fecha is missing\\n");\nprocess.exit(3);\n');
   const f = expectCodes(failing, "PLG-RUN-FAILED");
   assert.match(f.findings[0].message, /rates: column Fecha is missing/);
+
+  const child = copyPlugin(made.value);
+  fetcher(child, 'import { execFileSync } from "node:child_process";\nexecFileSync("/bin/true");\n');
+  const c = expectCodes(child, "PLG-RUN-FAILED");
+  assert.match(c.findings[0].message, /restricted|ERR_ACCESS_DENIED|allow-child-process/i);
 
   const random = copyPlugin(made.value);
   fs.appendFileSync(path.join(random, "fetch.mjs"), 'if (Math.random() < 2) process.stdout.write(JSON.stringify({ kind: "value", series: "rate", date: "2026-05-01", fields: { rate: Math.random() } }) + "\\n");\n');
