@@ -27,6 +27,7 @@ RECORDS = 250_000
 SERIES = 50
 TODAY = date(2026, 11, 2)
 NOW = datetime(2026, 11, 2, 12, tzinfo=UTC)
+ROUNDS = int(os.environ.get("BENCH_ROUNDS", "3"))
 
 
 def batch(revise_every: int | None = None) -> list[dict]:
@@ -86,6 +87,21 @@ def copy_baseline(plain_url: str, rows: list[dict], version_id: int) -> float:
         return time.perf_counter() - start
 
 
+def _approved_plugin(engine, plugin_id: str) -> int:  # type: ignore[no-untyped-def]
+    with write_transaction(engine) as conn:
+        version_id = sp.register_version(
+            conn,
+            manifest={"id": plugin_id, "version": "1.0.0", "licence": {"retain": "yes"}},
+            digest="digest",
+            files={"fetch.mjs": b"x"},
+            origin="folder",
+            by="bench",
+            now=NOW,
+        )
+        sp.approve(conn, plugin_id, digest_shown="digest", by="bench", now=NOW)
+    return version_id
+
+
 def main() -> None:
     server = os.environ["ALMANAC_TEST_DATABASE_URL"]
     base, _, _ = server.rpartition("/")
@@ -97,17 +113,6 @@ def main() -> None:
     try:
         upgrade_database(url)
         engine = make_engine(url)
-        with write_transaction(engine) as conn:
-            version_id = sp.register_version(
-                conn,
-                manifest={"id": "bench", "version": "1.0.0", "licence": {"retain": "yes"}},
-                digest="digest",
-                files={"fetch.mjs": b"x"},
-                origin="folder",
-                by="bench",
-                now=NOW,
-            )
-            sp.approve(conn, "bench", digest_shown="digest", by="bench", now=NOW)
         manifest = SimpleNamespace(
             series=tuple(
                 Series(
@@ -123,35 +128,44 @@ def main() -> None:
         )
         plain = batch()
         revised = batch(revise_every=100)
-        results = []
-        for label, rows, goal in (
+        cases = (
             ("first run, 250,000 new", plain, 3.0),
             ("same batch again, all unchanged", plain, 2.0),
             ("same batch, 1% revised", revised, None),
-        ):
-            facts = RunFacts(today=TODAY, trigger=RunTrigger.SCHEDULE, started_at=NOW, now=NOW)
-            start = time.perf_counter()
-            result = write_run(
-                engine,
-                plugin_id="bench",
-                version_id=version_id,
-                digest="digest",
-                manifest=manifest,  # type: ignore[arg-type]
-                run=facts,
-                batch=rows,
-            )
-            took = time.perf_counter() - start
-            baseline = copy_baseline(admin.rpartition("/")[0] + f"/{name}", rows, version_id)
-            results.append((label, took, baseline, goal, result.counts))
+        )
+        copy_url = admin.rpartition("/")[0] + f"/{name}"
+        best: dict[str, tuple[float, float, object]] = {}
+        # The machine is shared: each case runs ROUNDS times (a fresh plug-in per round) and
+        # the fastest write is set beside the fastest COPY of the same round.
+        for round_no in range(ROUNDS):
+            plugin_id = f"bench-{round_no}"
+            version_id = _approved_plugin(engine, plugin_id)
+            for label, rows, _goal in cases:
+                facts = RunFacts(today=TODAY, trigger=RunTrigger.SCHEDULE, started_at=NOW, now=NOW)
+                start = time.perf_counter()
+                result = write_run(
+                    engine,
+                    plugin_id=plugin_id,
+                    version_id=version_id,
+                    digest="digest",
+                    manifest=manifest,  # type: ignore[arg-type]
+                    run=facts,
+                    batch=rows,
+                )
+                took = time.perf_counter() - start
+                baseline = copy_baseline(copy_url, rows, version_id)
+                print(f"  round {round_no + 1} {label}: write {took:.2f} s, COPY {baseline:.2f} s")
+                took_best, base_best, _ = best.get(label, (float("inf"), float("inf"), None))
+                best[label] = (min(took, took_best), min(baseline, base_best), result.counts)
         engine.dispose()
-        print(f"{'case':34} {'write s':>8} {'COPY s':>8} {'ratio':>6}  goal  counts")
-        for label, took, baseline, goal, counts in results:
+        print(
+            f"{'case (best of ' + str(ROUNDS) + ')':34} {'write s':>8} {'COPY s':>8} {'ratio':>6}"
+        )
+        for label, _rows, goal in cases:
+            took, baseline, counts = best[label]
             ratio = took / baseline
-            verdict = f"<= {goal:.0f}x {'met' if ratio <= goal else 'MISSED'}" if goal else "-"
-            print(
-                f"{label:34} {took:8.2f} {baseline:8.2f} {ratio:6.2f}  {verdict}  "
-                f"new={counts.new} revised={counts.revised} unchanged={counts.unchanged}"
-            )
+            verdict = f"goal <= {goal:.0f}x {'met' if ratio <= goal else 'MISSED'}" if goal else ""
+            print(f"{label:34} {took:8.2f} {baseline:8.2f} {ratio:6.2f}  {verdict}  {counts}")
     finally:
         with psycopg.connect(admin, autocommit=True) as conn:
             conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')

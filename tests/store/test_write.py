@@ -249,3 +249,43 @@ def test_a_crash_between_statements_leaves_nothing(plug: Plug, step: str) -> Non
 def record_state_of(plug: Plug, series: str, day: date, disc: str = ""):
     with plug.engine.connect() as conn:
         return record_state(conn, find_record(conn, plug.id, series, day, disc))
+
+
+def test_backfill_run_marks_no_move(plug: Plug) -> None:
+    plug.write([event("2026-11-09", "meet")])
+    result = plug.write([event("2026-11-05", "meet")], trigger=RunTrigger.BACKFILL)
+    assert (result.counts.new, result.counts.moved) == (1, 0)
+    assert [r.moved_to for r in stored(plug)] == [None, None]
+
+
+def test_two_writes_of_one_plugin_never_interleave(plug: Plug) -> None:
+    import threading
+
+    order: list[str] = []
+    inside, release = threading.Event(), threading.Event()
+
+    def first_hook(step: str) -> None:
+        order.append(f"A {step}")
+        if step == "read":
+            inside.set()
+            release.wait(30)
+
+    def second_hook(step: str) -> None:
+        order.append(f"B {step}")
+
+    first = threading.Thread(
+        target=plug.write, args=([value("2026-11-01", 1)],), kwargs={"fault": first_hook}
+    )
+    first.start()
+    assert inside.wait(30)
+    second = threading.Thread(
+        target=plug.write, args=([value("2026-11-01", 2)],), kwargs={"fault": second_hook}
+    )
+    second.start()
+    second.join(0.5)
+    assert not any(step.startswith("B") for step in order)  # waiting for the plug-in lock
+    release.set()
+    first.join(30)
+    second.join(30)
+    assert order.index("A state") < order.index("B locked")
+    assert [r.content["fields"]["rate"] for r in stored(plug)] == [2]

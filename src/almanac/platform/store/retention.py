@@ -7,13 +7,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
-from sqlalchemy import Connection, delete, func, select
+from sqlalchemy import Connection, delete, func, select, update
 
-from almanac.platform.store.models import Record, Revision
-from almanac.platform.store.plugins import _log, lock_plugin
+from almanac.platform.store.models import HeldSeries, Record, Revision
+from almanac.platform.store.plugins import _log, lock_plugin, plugins
 
 records = Record.__table__
 revisions = Revision.__table__
+held_series = HeldSeries.__table__
 
 
 class PurgeRefused(Exception):
@@ -57,6 +58,8 @@ def purge(
         raise PurgeRefused(f"type the plug-in id {plugin_id!r} exactly to purge its records")
     conn.execute(delete(revisions).where(revisions.c.record_id.in_(ids)))
     conn.execute(delete(records).where(records.c.plugin_id == plugin_id))
+    conn.execute(delete(held_series).where(held_series.c.plugin_id == plugin_id))
+    conn.execute(update(plugins).where(plugins.c.id == plugin_id).values(held=False))
     _log(
         conn,
         plugin_id,

@@ -262,11 +262,15 @@ def write_run(
         printed: set[int] = set()
         printed_events: dict[tuple[str, str], date] = {}
         window_new: dict[str, list[date]] = {}
+        dates_of = {key: s.dates for key, s in series_by_key.items()}
+        days: dict[str, date] = {}
         for record in batch:
             series_key = record["series"]
             kind = record["kind"]
-            key = record_key(record, series_by_key[series_key].dates)
-            day = date.fromisoformat(key[1])
+            key = record_key(record, dates_of[series_key])
+            day = days.get(key[1])
+            if day is None:
+                day = days[key[1]] = date.fromisoformat(key[1])
             content = canonical_content(record_content(record))
             if kind == "event":
                 printed_events[(series_key, key[2])] = day
@@ -299,8 +303,9 @@ def write_run(
                     misses_only[record_id] = 0
         counts.new = len(new_rows)
 
-        # "Event record": the same id on another date marks each stored old date moved.
-        for old in stored:
+        # "Event record": the same id on another date marks each stored old date moved. A
+        # backfill run reads sources as they were on a past day, so it marks no move.
+        for old in [] if past_day else stored:
             if old[_KIND] != "event" or old[_ID] in printed or old[_WITHDRAWN]:
                 continue
             new_day = printed_events.get((old[_SERIES], old[_DISC]))

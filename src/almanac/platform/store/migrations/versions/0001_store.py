@@ -244,15 +244,6 @@ def upgrade() -> None:
         sa.Column("misses", sa.Integer(), nullable=False),
         sa.Column("withdrawn", sa.Boolean(), nullable=False),
         sa.Column("moved_to", sa.Date(), nullable=True),
-        sa.ForeignKeyConstraint(
-            ["plugin_id"], ["plugins.id"], name=op.f("fk_records_plugin_id_plugins")
-        ),
-        sa.ForeignKeyConstraint(["run_id"], ["runs.id"], name=op.f("fk_records_run_id_runs")),
-        sa.ForeignKeyConstraint(
-            ["version_id"],
-            ["plugin_versions.id"],
-            name=op.f("fk_records_version_id_plugin_versions"),
-        ),
         sa.PrimaryKeyConstraint("id", name=op.f("pk_records")),
         sa.UniqueConstraint(
             "plugin_id", "date", "series", "discriminator", name=op.f("uq_records_plugin_id")
