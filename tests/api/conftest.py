@@ -117,15 +117,21 @@ class Api:
         return made.json()
 
     def signed_in(self, email: str, *, verify: bool = True, operator: bool = False) -> httpx.Client:
-        """A client with a session cookie for a new account."""
-        client = self.client()
-        self.sign_up(client, email, verify=verify)
-        if operator:
-            with Session(self.engine) as db:
+        """A client with a session cookie for a new account, made by the account functions
+        (the HTTP sign-up and sign-in are tested on their own, in test_auth)."""
+        from almanac.api.deps import SESSION_COOKIE
+
+        passwords_ = self.app.state.almanac.passwords
+        with Session(self.engine, expire_on_commit=False) as db:
+            made = accounts.sign_up(db, email, PASSWORD, passwords_, self.clock())
+            if verify:
+                accounts.verify_email(db, made.verification_token, self.clock())
+            if operator:
                 accounts.grant_staff_role(db, email, "operator", self.clock())
-                db.commit()
-        signed = client.post("/api/v1/auth/signin", json={"email": email, "password": PASSWORD})
-        assert signed.status_code == 200, signed.text
+            cookie = accounts.start_session(db, made.account, self.clock())
+            db.commit()
+        client = self.client()
+        client.cookies.set(SESSION_COOKIE, cookie)
         return client
 
 

@@ -107,10 +107,14 @@ def test_me_needs_a_sign_in(api):
 
 def test_resend_mails_a_new_link_to_an_unverified_account(api):
     client = api.signed_in("ada@example.org", verify=False)
+    assert client.post("/api/v1/auth/verify/resend").status_code == 202
     first = api.last_mail("ada@example.org").id
     assert client.post("/api/v1/auth/verify/resend").status_code == 202
     assert api.last_mail("ada@example.org").id > first
     link = api.verification_link("ada@example.org")
     assert client.get(link).status_code == 200
     assert client.get("/api/v1/auth/me").json()["verified"] is True
+    last = api.last_mail("ada@example.org").id
+    assert client.post("/api/v1/auth/verify/resend").status_code == 202
+    assert api.last_mail("ada@example.org").id == last  # verified: nothing more is mailed
     assert_problem(api.client().post("/api/v1/auth/verify/resend"), 401, "AUTH-REQUIRED")

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import random
-import subprocess
 from datetime import date, timedelta
 from pathlib import Path
 from typing import Any
@@ -21,10 +20,10 @@ from jsonschema import Draft202012Validator
 from almanac.platform.contract.manifest import parse_manifest
 from almanac.platform.reader import STATUSES, render_days
 from tests.conftest import CONFORMANCE
+from tests.reader.tool import call_tool
 
 SEED = 20260605
 CASES = 400
-SCRIPT = Path(__file__).with_name("render_days.mjs")
 VALIDATOR = Draft202012Validator(
     json.loads((CONFORMANCE / "days" / "schema.json").read_text(encoding="utf-8"))
 )
@@ -186,6 +185,12 @@ def random_case(rng: random.Random) -> dict[str, Any]:
     }
 
 
+def tool_arguments(case: dict[str, Any]) -> list[Any]:
+    """`renderDays(manifest, records, {from, to, today, language, status})`."""
+    options = {key: case[key] for key in ("from", "to", "today", "language", "status")}
+    return [case["manifest"], case["records"], options]
+
+
 def same(got: Any, want: Any, at: str = "$") -> None:
     """Equal JSON values, object keys in the same order (the API's text equals the tool's)."""
     if isinstance(want, dict):
@@ -205,16 +210,7 @@ def same(got: Any, want: Any, at: str = "$") -> None:
 def test_render_days_equals_the_tools_render_days(node: Path) -> None:
     rng = random.Random(SEED)
     cases = [random_case(rng) for _ in range(CASES)]
-    done = subprocess.run(
-        [str(node), str(SCRIPT)],
-        input=json.dumps(cases),
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=True,
-    )
-    tool_days = json.loads(done.stdout)
-    assert len(tool_days) == CASES
+    tool_days = call_tool(node, "renderDays", [tool_arguments(case) for case in cases])
     drawn_rows = 0
     kinds: set[str] = set()
     for n, (case, want) in enumerate(zip(cases, tool_days, strict=True)):

@@ -49,6 +49,13 @@ class Plugin(Base):
     held: Mapped[bool] = mapped_column(Boolean, default=False)
     taken_down: Mapped[bool] = mapped_column(Boolean, default=False)
     shelved: Mapped[bool] = mapped_column(Boolean, default=False)
+    publisher_organization_id: Mapped[int | None] = mapped_column(
+        ForeignKey("organizations.id", use_alter=True)
+    )
+    takedown_reason: Mapped[str | None] = mapped_column(Text)
+    takedown_note: Mapped[str | None] = mapped_column(Text)
+    takedown_message: Mapped[str | None] = mapped_column(String(280))
+    takedown_digest: Mapped[str | None] = mapped_column(String(128))
     registered_at: Mapped[datetime] = mapped_column(UTCDateTime)
 
 
