@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any
 
 from sqlalchemy import DateTime
 from sqlalchemy.engine import Dialect
 from sqlalchemy.types import TypeDecorator
+
+from almanac.platform.contract.identity import record_content
 
 
 class UTCDateTime(TypeDecorator[datetime]):
@@ -56,3 +59,27 @@ def canonical_content(content: dict[str, Any]) -> str:
     """The one text of a record's content: equal content gives equal text (keys sorted,
     integral floats written as integers, no spaces)."""
     return _ENCODER.encode(_normalise(content))
+
+
+def content_text(record: Mapping[str, Any]) -> str:
+    """`canonical_content(record_content(record))` for a record the contract has checked.
+
+    Value records, the bulk of large batches, are written directly: their field keys are Keys
+    (nothing to escape) mapped to finite ints or floats, which JSON writes as `repr` does.
+    Anything else takes the general path, so the text is always the same."""
+    if record["kind"] != "value":
+        return canonical_content(record_content(record))
+    fields = record["fields"]
+    parts = []
+    for key in sorted(fields):
+        figure = fields[key]
+        kind = type(figure)
+        if kind is float:
+            if figure.is_integer():
+                figure = int(figure)
+        elif kind is not int:
+            return canonical_content(record_content(record))
+        parts.append(f'"{key}":{figure!r}')
+    revises = record.get("revises")
+    revises_text = "null" if revises is None else _ENCODER.encode(revises)
+    return '{"fields":{' + ",".join(parts) + '},"revises":' + revises_text + "}"
