@@ -18,6 +18,12 @@ T0 = datetime(2026, 11, 2, 12, 0, tzinfo=UTC)
 
 # Children before parents, so plain DELETEs (much faster than TRUNCATE) empty them.
 ACCOUNT_TABLES = (
+    # Rows of readers and reports point at accounts and organizations: they go first.
+    "reports",
+    "reader_shown_preferences",
+    "organization_shown_defaults",
+    "plugin_reader_organizations",
+    "plugin_reader_people",
     "organization_members",
     "staff_roles",
     "web_sessions",
@@ -48,6 +54,7 @@ def empty_account_tables(engine: Engine) -> None:
     """Remove every row of the account tables (PostgreSQL), so tests sharing the session's
     database start from nothing."""
     with engine.begin() as conn:
+        conn.execute(text("UPDATE plugins SET publisher_organization_id = NULL"))
         for table in ACCOUNT_TABLES:
             conn.execute(text(f"DELETE FROM {table}"))
 

@@ -12,7 +12,8 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from almanac.api.context import ApiContext, Clock
 from almanac.api.problems import install_problem_handlers, problem_response
 from almanac.api.redact import install_access_log_redaction
-from almanac.api.routes import auth, invitations, organizations, public, staff, tokens
+from almanac.api.routes import audience as audience_routes
+from almanac.api.routes import auth, host, invitations, organizations, public, reader, staff, tokens
 from almanac.platform.accounts import Passwords
 from almanac.platform.mail import Mailer
 from almanac.settings import Settings
@@ -26,18 +27,26 @@ class BodyLimit:
     """Refuses a request body above `limit` bytes with 413 REQUEST-TOO-LARGE, whether the
     size is declared in Content-Length or only seen while reading (chunked)."""
 
-    def __init__(self, app: ASGIApp, limit: int, fastapi_app: FastAPI) -> None:
+    def __init__(
+        self,
+        app: ASGIApp,
+        limit: int,
+        fastapi_app: FastAPI,
+        path_limits: dict[str, int] | None = None,
+    ) -> None:
         self.app = app
         self.limit = limit
         self.fastapi_app = fastapi_app
+        self.path_limits = path_limits or {}
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
+        limit = self.path_limits.get(scope["path"], self.limit)
         declared = dict(scope["headers"]).get(b"content-length")
-        if declared is not None and declared.isdigit() and int(declared) > self.limit:
-            await self._refuse(scope, send)
+        if declared is not None and declared.isdigit() and int(declared) > limit:
+            await self._refuse(scope, send, limit)
             return
         seen = 0
         over = False
@@ -50,7 +59,7 @@ class BodyLimit:
             message = await receive()
             if message["type"] == "http.request":
                 seen += len(message.get("body", b""))
-                if seen > self.limit:
+                if seen > limit:
                     # The app sees an empty end of body; its answer is replaced below.
                     over = True
                     return {"type": "http.request", "body": b"", "more_body": False}
@@ -62,11 +71,11 @@ class BodyLimit:
                 await send(message)
             elif not answered:
                 answered = True
-                await self._refuse(scope, send)
+                await self._refuse(scope, send, limit)
 
         await self.app(scope, counted_receive, guarded_send)
 
-    async def _refuse(self, scope: Scope, send: Send) -> None:
+    async def _refuse(self, scope: Scope, send: Send, limit: int) -> None:
         from starlette.requests import Request
 
         async def no_body() -> Message:
@@ -77,7 +86,7 @@ class BodyLimit:
             Request(scope),
             413,
             "REQUEST-TOO-LARGE",
-            f"the request body is larger than {self.limit} bytes",
+            f"the request body is larger than {limit} bytes",
         )
         await response(scope, no_body, send)
 
@@ -115,10 +124,18 @@ def create_app(
     install_access_log_redaction()
 
     v1 = APIRouter(prefix=API_PREFIX)
-    for area in (auth, tokens, organizations, staff, invitations):
+    for area in (auth, tokens, organizations, staff, invitations, host):
         v1.include_router(area.router)
+    v1.include_router(reader.router)
+    v1.include_router(audience_routes.router)
     app.include_router(v1)
     app.include_router(invitations.router, prefix="/api")
     app.include_router(public.router)
-    app.add_middleware(BodyLimit, limit=max_body, fastapi_app=app)
+    app.add_middleware(
+        BodyLimit,
+        limit=max_body,
+        fastapi_app=app,
+        # Pack archives are bigger than any other body; the route itself refuses above 8 MiB.
+        path_limits={f"{API_PREFIX}/host/plugins/pack": host.PACK_BODY_LIMIT},
+    )
     return app

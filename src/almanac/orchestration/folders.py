@@ -9,10 +9,9 @@ from pathlib import Path
 
 from sqlalchemy import Engine
 
-from almanac.platform.contract.digest import folder_digest
-from almanac.platform.contract.manifest import parse_manifest
+from almanac.platform.contract.pack import CodeRefused, check_folder
+from almanac.platform.hosting import register_code
 from almanac.platform.store.engine import write_transaction
-from almanac.platform.store.plugins import register_version
 
 SERVICE_ORIGIN_BY = "almanac"
 
@@ -24,25 +23,15 @@ class FolderRefused(ValueError):
 def register_folder(engine: Engine, folder: Path, *, now: datetime) -> tuple[str, str]:
     """Keep the folder's covered files and manifest as a version of the service's own; returns
     (plug-in id, digest). Registering the same files again changes nothing."""
-    digest = folder_digest(folder)
-    if digest.digest is None or digest.problems:
-        problem = digest.problems[0].message if digest.problems else "no digest"
-        raise FolderRefused(f"{folder}: {problem}")
-    files = {path: (folder / path).read_bytes() for path in digest.files}
-    parsed = parse_manifest(files.get("plugin.json", b""), folder_name=folder.name)
-    if parsed.manifest is None:
-        raise FolderRefused(f"{folder}/plugin.json: {parsed.problems[0].message}")
-    with write_transaction(engine) as conn:
-        register_version(
-            conn,
-            manifest=dict(parsed.manifest.raw),
-            digest=digest.digest,
-            files=files,
-            origin="folder",
-            by=SERVICE_ORIGIN_BY,
-            now=now,
-        )
-    return parsed.manifest.id, digest.digest
+    try:
+        code = check_folder(folder)
+        with write_transaction(engine) as conn:
+            register_code(conn, code, origin="folder", by=SERVICE_ORIGIN_BY, now=now)
+    except CodeRefused as refused:
+        first = refused.problems[0]
+        where = f"/{first.path}" if first.path else ""
+        raise FolderRefused(f"{folder}{where}: {first.message}") from None
+    return code.manifest.id, code.digest
 
 
 def register_examples(engine: Engine, examples: Path, *, now: datetime) -> list[str]:

@@ -44,6 +44,10 @@ class TransitionRefused(Exception):
     """The trigger is not allowed from this state, or its condition does not hold."""
 
 
+class DigestChanged(TransitionRefused):
+    """Approval refused: the digest the page showed is not the current digest."""
+
+
 @dataclass(frozen=True, slots=True)
 class Facts:
     """What the conditions of the table read.
@@ -87,7 +91,7 @@ def next_state(state: State | None, trigger: Trigger, facts: Facts) -> Move:
         if state not in (State.PENDING, State.REMOVED):
             raise TransitionRefused(f"a plug-in that is {state} cannot be approved")
         if facts.digest_shown is None or facts.digest_shown != facts.current_digest:
-            raise TransitionRefused(
+            raise DigestChanged(
                 "the digest shown is not the current digest: the files changed since the page "
                 "was shown; read the new version and approve again"
             )

@@ -67,6 +67,14 @@ def is_code_file_type(path: str) -> bool:
     return name in CODE_NAMES or name.endswith(CODE_SUFFIXES)
 
 
+def is_covered(path: str) -> bool:
+    """Whether a `/`-separated path inside the folder is covered by the digest (DECISIONS 4)."""
+    parts = path.split("/")
+    if parts[0] in NOT_WALKED_TOP or parts[0] in EXCLUDED_TOP:
+        return False
+    return not any(part in EXCLUDED_ANYWHERE for part in parts)
+
+
 def _walk(folder: Path) -> tuple[list[str], list[Problem]]:
     covered: list[str] = []
     problems: list[Problem] = []
@@ -149,6 +157,34 @@ def folder_digest(folder: str | os.PathLike[str]) -> DigestResult:
             pairs.append((rel, hashlib.file_digest(handle, "sha256").hexdigest()))
             size += handle.tell()
     return DigestResult(_digest_lines(pairs), files, problems, size)
+
+
+def files_digest(files: Mapping[str, bytes]) -> DigestResult:
+    """Digest the files of a folder given as path -> bytes (an unpacked archive): the same
+    covered-file and code-file-type rules as `folder_digest`, on paths instead of a walk."""
+    covered: list[str] = []
+    problems: list[Problem] = []
+    for rel in sorted(files, key=_utf8_key):
+        if not is_covered(rel):
+            continue
+        bad = _bad_name(rel)
+        if bad is not None:
+            shown = rel.encode("utf-8", "backslashreplace").decode("ascii", "replace")
+            problems.append(Problem("PLG-CODE-FILE-TYPE", f"the name {shown!r} {bad}", path=shown))
+            continue
+        if not is_code_file_type(rel):
+            problems.append(
+                Problem(
+                    "PLG-CODE-FILE-TYPE",
+                    f"{rel} is not a .mjs, .json, .md, .txt or LICENSE file; "
+                    "only fixtures/ and listing/ may hold other kinds",
+                    path=rel,
+                )
+            )
+        covered.append(rel)
+    pairs = [(rel, hashlib.sha256(files[rel]).hexdigest()) for rel in covered]
+    size = sum(len(files[rel]) for rel in covered)
+    return DigestResult(_digest_lines(pairs), covered, problems, size)
 
 
 def digest_of_files(files: Mapping[str, bytes]) -> str:

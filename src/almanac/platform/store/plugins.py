@@ -14,7 +14,15 @@ from typing import Any
 
 from sqlalchemy import Connection, func, insert, select, update
 
-from almanac.platform.lifecycle import Facts, Move, RunTrigger, State, Trigger, next_state
+from almanac.platform.lifecycle import (
+    Facts,
+    Move,
+    RunTrigger,
+    State,
+    TransitionRefused,
+    Trigger,
+    next_state,
+)
 from almanac.platform.store.models import (
     CodeBlob,
     Plugin,
@@ -28,6 +36,7 @@ from almanac.platform.store.models import (
 RETAIN_ANSWERS = ("yes", "no", "unknown")
 ORIGINS = ("upload", "folder")
 RETRY_AFTER = timedelta(minutes=30)
+TAKEDOWN_MESSAGE_MAX = 280
 
 plugins = Plugin.__table__
 versions = PluginVersion.__table__
@@ -40,6 +49,19 @@ runs = Run.__table__
 
 class UnknownPlugin(LookupError):
     """No plug-in has this id."""
+
+
+class LocalNotApprovable(TransitionRefused):
+    """The server refuses to approve a `local` plug-in ("What the service does" 8)."""
+
+
+class TakedownRefused(Exception):
+    """Take down or restore refused: already in that state, or (restore) the code is not the
+    code that was taken down ("Listing of a published plug-in", Take down)."""
+
+
+class TakedownDigest(TakedownRefused):
+    """Restore refused: the plug-in is restorable only for the digest taken down."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,6 +79,17 @@ class PluginStatus:
     held: bool
     taken_down: bool
     shelved: bool
+    ever_approved: bool = False
+    current_version: str | None = None
+    approved_version: str | None = None
+    retain_recorded_by: str | None = None
+    retain_recorded_at: datetime | None = None
+    publisher_organization_id: int | None = None
+    takedown_reason: str | None = None
+    takedown_note: str | None = None
+    takedown_message: str | None = None
+    takedown_digest: str | None = None
+    registered_at: datetime | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -265,10 +298,19 @@ def _store_files(conn: Connection, version_id: int, files: Mapping[str, bytes]) 
 
 def approve(conn: Connection, plugin_id: str, *, digest_shown: str, by: str, now: datetime) -> int:
     """A person approves the current version; refused when `digest_shown` is not the current
-    digest. Returns the run request id (the run starts at once)."""
-    _, request_id = _apply(
-        conn, lock_plugin(conn, plugin_id), Trigger.APPROVE, by, now, digest_shown
-    )
+    digest (DigestChanged) or the manifest's audience is `local` (LocalNotApprovable). Returns
+    the run request id (the run starts at once)."""
+    row = lock_plugin(conn, plugin_id)
+    if row["current_version_id"] is not None:
+        manifest = conn.execute(
+            select(versions.c.manifest).where(versions.c.id == row["current_version_id"])
+        ).scalar_one()
+        if manifest.get("audience") == "local":
+            raise LocalNotApprovable(
+                "the audience of this version is 'local': it runs on its developer's machine "
+                "only, and the server never approves it"
+            )
+    _, request_id = _apply(conn, row, Trigger.APPROVE, by, now, digest_shown)
     assert request_id is not None
     return request_id
 
@@ -317,20 +359,102 @@ def record_retain_answer(
 
 
 def set_taken_down(
-    conn: Connection, plugin_id: str, taken_down: bool, *, by: str, now: datetime
+    conn: Connection,
+    plugin_id: str,
+    taken_down: bool,
+    *,
+    reason: str | None = None,
+    note: str | None = None,
+    message: str | None = None,
+    digest: str | None = None,
+    by: str,
+    now: datetime,
 ) -> None:
-    """Take the plug-in down (its records hidden, kept; a write in progress is refused) or
-    restore it."""
-    lock_plugin(conn, plugin_id)
-    conn.execute(update(plugins).where(plugins.c.id == plugin_id).values(taken_down=taken_down))
-    _log(conn, plugin_id, "takedown" if taken_down else "restore", by, now)
+    """Take down ("Listing of a published plug-in", Take down): runs stop, a write in progress is
+    refused, records are hidden, not deleted; the reason, private note, public message (at most
+    280 characters) and the current digest are kept. Restore only while the current digest is
+    the digest taken down, and `digest`, when given, names it (else TakedownDigest)."""
+    row = lock_plugin(conn, plugin_id)
+    current = _digest_of(conn, row["current_version_id"])
+    if taken_down:
+        if row["taken_down"]:
+            raise TakedownRefused(f"plug-in {plugin_id} is already taken down")
+        if message is not None and len(message) > TAKEDOWN_MESSAGE_MAX:
+            raise ValueError(f"the public message is over {TAKEDOWN_MESSAGE_MAX} characters")
+        values: dict[str, Any] = {
+            "taken_down": True,
+            "takedown_reason": reason,
+            "takedown_note": note,
+            "takedown_message": message,
+            "takedown_digest": current,
+        }
+        detail: dict[str, Any] = {"reason": reason, "digest": current}
+    else:
+        if not row["taken_down"]:
+            raise TakedownRefused(f"plug-in {plugin_id} is not taken down")
+        kept = row["takedown_digest"]
+        if current != kept or (digest is not None and digest != kept):
+            raise TakedownDigest(
+                f"plug-in {plugin_id} was taken down at digest {kept}; it is restorable only "
+                f"for that digest, not {digest or current}"
+            )
+        values = {
+            "taken_down": False,
+            "takedown_reason": None,
+            "takedown_note": None,
+            "takedown_message": None,
+            "takedown_digest": None,
+        }
+        detail = {"digest": kept}
+    conn.execute(update(plugins).where(plugins.c.id == plugin_id).values(**values))
+    _log(conn, plugin_id, "takedown" if taken_down else "restore", by, now, detail=detail)
 
 
 def set_shelved(conn: Connection, plugin_id: str, shelved: bool, *, by: str, now: datetime) -> None:
-    """Put the plug-in on the shelf (out of the store listing) or back."""
-    lock_plugin(conn, plugin_id)
+    """Take the plug-in off the shelf (like Unpublish, but only the service lists it again) or
+    put it back ("Listing of a published plug-in"); repeated, it does nothing the second time."""
+    row = lock_plugin(conn, plugin_id)
+    if bool(row["shelved"]) == shelved:
+        return
     conn.execute(update(plugins).where(plugins.c.id == plugin_id).values(shelved=shelved))
     _log(conn, plugin_id, "shelve" if shelved else "unshelve", by, now)
+
+
+def _status(conn: Connection, row: Mapping[str, Any]) -> PluginStatus:
+    def version(version_id: int | None) -> tuple[str | None, str | None]:
+        if version_id is None:
+            return None, None
+        found = conn.execute(
+            select(versions.c.version, versions.c.digest).where(versions.c.id == version_id)
+        ).one()
+        return found.version, found.digest
+
+    current_version, current_digest = version(row["current_version_id"])
+    approved_version, approved_digest = version(row["approved_version_id"])
+    return PluginStatus(
+        id=row["id"],
+        state=State(row["state"]),
+        current_version_id=row["current_version_id"],
+        current_digest=current_digest,
+        approved_version_id=row["approved_version_id"],
+        approved_digest=approved_digest,
+        retain=row["retain"],
+        retain_registered=row["retain_registered"],
+        held=bool(row["held"]),
+        taken_down=bool(row["taken_down"]),
+        shelved=bool(row["shelved"]),
+        ever_approved=bool(row["ever_approved"]),
+        current_version=current_version,
+        approved_version=approved_version,
+        retain_recorded_by=row["retain_recorded_by"],
+        retain_recorded_at=row["retain_recorded_at"],
+        publisher_organization_id=row["publisher_organization_id"],
+        takedown_reason=row["takedown_reason"],
+        takedown_note=row["takedown_note"],
+        takedown_message=row["takedown_message"],
+        takedown_digest=row["takedown_digest"],
+        registered_at=row["registered_at"],
+    )
 
 
 def plugin_status(conn: Connection, plugin_id: str) -> PluginStatus:
@@ -338,19 +462,76 @@ def plugin_status(conn: Connection, plugin_id: str) -> PluginStatus:
     row = conn.execute(select(plugins).where(plugins.c.id == plugin_id)).mappings().first()
     if row is None:
         raise UnknownPlugin(f"no plug-in has the id {plugin_id!r}")
-    return PluginStatus(
-        id=row["id"],
-        state=State(row["state"]),
-        current_version_id=row["current_version_id"],
-        current_digest=_digest_of(conn, row["current_version_id"]),
-        approved_version_id=row["approved_version_id"],
-        approved_digest=_digest_of(conn, row["approved_version_id"]),
-        retain=row["retain"],
-        retain_registered=row["retain_registered"],
-        held=bool(row["held"]),
-        taken_down=bool(row["taken_down"]),
-        shelved=bool(row["shelved"]),
+    return _status(conn, row)
+
+
+def all_plugins(conn: Connection) -> list[PluginStatus]:
+    """Every plug-in ever registered (removed ones too: ids are never reused), by id."""
+    rows = conn.execute(select(plugins).order_by(plugins.c.id)).mappings().all()
+    return [_status(conn, row) for row in rows]
+
+
+def set_publisher(
+    conn: Connection, plugin_id: str, organization_id: int | None, *, by: str, now: datetime
+) -> None:
+    """Name the organization that publishes the plug-in (recorded as a move)."""
+    row = lock_plugin(conn, plugin_id)
+    if row["publisher_organization_id"] == organization_id:
+        return
+    conn.execute(
+        update(plugins)
+        .where(plugins.c.id == plugin_id)
+        .values(publisher_organization_id=organization_id)
     )
+    _log(
+        conn,
+        plugin_id,
+        "publisher",
+        by,
+        now,
+        detail={"from": row["publisher_organization_id"], "to": organization_id},
+    )
+
+
+def plugin_versions(conn: Connection, plugin_id: str) -> list[dict[str, Any]]:
+    """Every version kept for the plug-in, newest first: id, version, digest, origin, arrival."""
+    query = (
+        select(
+            versions.c.id,
+            versions.c.version,
+            versions.c.digest,
+            versions.c.origin,
+            versions.c.origin_by,
+            versions.c.arrived_at,
+        )
+        .where(versions.c.plugin_id == plugin_id)
+        .order_by(versions.c.id.desc())
+    )
+    return [dict(r) for r in conn.execute(query).mappings()]
+
+
+def version_detail(conn: Connection, plugin_id: str, version_id: int) -> dict[str, Any]:
+    """One kept version of the plug-in: its row (manifest included) and its covered files with
+    size and SHA-256, in path order; UnknownPlugin when the plug-in has no such version."""
+    row = (
+        conn.execute(
+            select(versions).where(versions.c.id == version_id, versions.c.plugin_id == plugin_id)
+        )
+        .mappings()
+        .first()
+    )
+    if row is None:
+        raise UnknownPlugin(f"plug-in {plugin_id!r} has no version {version_id}")
+    files = conn.execute(
+        select(version_files.c.path, version_files.c.sha256, func.length(blobs.c.content))
+        .join(blobs, blobs.c.sha256 == version_files.c.sha256)
+        .where(version_files.c.version_id == version_id)
+    ).all()
+    listed = sorted(
+        ({"path": p, "size": int(size), "sha256": sha} for p, sha, size in files),
+        key=lambda f: f["path"].encode("utf-8"),
+    )
+    return {**row, "files": listed}
 
 
 def plugin_moves(conn: Connection, plugin_id: str) -> list[dict[str, Any]]:

@@ -21,6 +21,14 @@ class PurgeRefused(Exception):
     """The purge is not offered (answer not `no`) or the typed id does not match."""
 
 
+class PurgeNotOffered(PurgeRefused):
+    """The recorded retain answer is not `no`, so no purge is offered."""
+
+
+class PurgeNotConfirmed(PurgeRefused):
+    """The person did not type the plug-in id."""
+
+
 @dataclass(frozen=True, slots=True)
 class PurgeCount:
     records: int
@@ -41,7 +49,7 @@ def purge(
     refused unless the held retain answer is `no` and, to remove, `typed_id` is the plug-in id."""
     plugin = lock_plugin(conn, plugin_id)
     if plugin["retain"] != "no":
-        raise PurgeRefused(
+        raise PurgeNotOffered(
             f"purge is offered only while the recorded retain answer is 'no'; "
             f"plug-in {plugin_id} has {plugin['retain']!r}"
         )
@@ -55,7 +63,7 @@ def purge(
     if dry_run:
         return PurgeCount(record_count, revision_count, removed=False)
     if typed_id != plugin_id:
-        raise PurgeRefused(f"type the plug-in id {plugin_id!r} exactly to purge its records")
+        raise PurgeNotConfirmed(f"type the plug-in id {plugin_id!r} exactly to purge its records")
     conn.execute(delete(revisions).where(revisions.c.record_id.in_(ids)))
     conn.execute(delete(records).where(records.c.plugin_id == plugin_id))
     conn.execute(delete(held_series).where(held_series.c.plugin_id == plugin_id))

@@ -1,0 +1,54 @@
+"""The host's part of the audience: the reader list of a private plug-in ("Authentication" 1;
+"Limits": 500 people and 100 organizations), for service operators."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter
+from pydantic import BaseModel, Field
+
+from almanac.api.deps import Db, Now, Operator
+from almanac.platform import audience
+from almanac.platform.store.plugins import UnknownPlugin, plugin_status
+
+router = APIRouter(prefix="/host/plugins", tags=["host"])
+
+
+class ReadersIn(BaseModel):
+    # The domain refuses a list over its limits with the field named; these bounds only keep
+    # a malformed request from growing without end.
+    emails: list[str] = Field(default_factory=list, max_length=5000)
+    organizations: list[int] = Field(default_factory=list, max_length=5000)
+
+
+class ReadersOut(BaseModel):
+    plugin: str
+    emails: list[str]
+    organizations: list[int]
+
+
+def _out(found: audience.ReaderList) -> ReadersOut:
+    return ReadersOut(
+        plugin=found.plugin_id, emails=found.emails, organizations=found.organization_ids
+    )
+
+
+@router.get("/{plugin_id}/readers", response_model=ReadersOut)
+def readers(plugin_id: str, operator: Operator, db: Db) -> ReadersOut:
+    """The reader list of a plug-in: people by e-mail, organizations by id."""
+    try:
+        plugin_status(db.connection(), plugin_id)
+    except UnknownPlugin:
+        raise audience.visibility.not_found(plugin_id) from None
+    return _out(audience.reader_list(db, plugin_id))
+
+
+@router.put("/{plugin_id}/readers", response_model=ReadersOut)
+def set_readers(
+    plugin_id: str, body: ReadersIn, operator: Operator, db: Db, now: Now
+) -> ReadersOut:
+    """Replace the reader list of a private plug-in whole; the move is kept in its history."""
+    found = audience.set_reader_list(
+        db, plugin_id, body.emails, body.organizations, by=operator.email, now=now
+    )
+    db.commit()
+    return _out(found)

@@ -1,0 +1,437 @@
+"""The host (operators only): register plug-in code, read plug-ins, versions and runs, and make
+the moves of the approved-plug-in table, Held decisions, the retain answer, purge, takedown and
+the shelf ("States and transitions"; "Licence and retention"; DECISIONS 6). Each move is
+recorded in the plug-in's history with the operator's e-mail and the request's moment.
+
+A pack is uploaded as the raw archive bytes (`Content-Type: application/zip`) in the body of
+`POST /host/plugins/pack`, not as a multipart form: a client sends the file as it is
+(`curl --data-binary @pack.zip`), and the archive read is exactly the bytes that were packed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Depends, Query, Request, status
+from sqlalchemy import Connection
+
+from almanac.api.deps import Context, Db, Now, Operator
+from almanac.api.problems import ProblemError
+from almanac.api.schemas_host import (
+    DigestIn,
+    FindingOut,
+    FolderIn,
+    HeldDecisionIn,
+    HeldDecisionOut,
+    PluginOut,
+    PluginSummaryOut,
+    PurgeIn,
+    PurgeOut,
+    RegisteredOut,
+    RetentionIn,
+    RunOut,
+    TakedownIn,
+    VersionOut,
+)
+from almanac.platform import hosting
+from almanac.platform.contract.pack import MAX_ARCHIVE_BYTES, CodeRefused, check_folder, check_pack
+from almanac.platform.contract.problems import Problem
+from almanac.platform.lifecycle import DigestChanged, State, TransitionRefused
+from almanac.platform.store import plugins as store
+from almanac.platform.store.engine import write_transaction
+from almanac.platform.store.held import NothingHeld, decide_held
+from almanac.platform.store.reading import held_details, last_runs
+from almanac.platform.store.retention import PurgeNotConfirmed, PurgeNotOffered, purge
+
+router = APIRouter(prefix="/host", tags=["host"])
+
+PACK_BODY_LIMIT = 2 * MAX_ARCHIVE_BYTES
+"""The body limit of the pack route: above the archive limit, so that an archive just over it
+is answered PLG-ZIP-TOO-LARGE rather than by the generic body limit."""
+
+_REFUSALS: tuple[tuple[type[Exception], int, str], ...] = (
+    (store.UnknownPlugin, 404, "NOT-FOUND"),
+    (DigestChanged, 409, "DIGEST-CHANGED"),
+    (store.LocalNotApprovable, 422, "PLG-LOCAL-NOT-APPROVED"),
+    (TransitionRefused, 409, "STATE-CONFLICT"),
+    (NothingHeld, 409, "NOTHING-HELD"),
+    (PurgeNotOffered, 409, "PURGE-NOT-OFFERED"),
+    (PurgeNotConfirmed, 422, "PLG-PURGE-CONFIRM"),
+    (store.TakedownDigest, 409, "TAKEDOWN-DIGEST"),
+    (store.TakedownRefused, 409, "STATE-CONFLICT"),
+    (hosting.IdTaken, 409, "PLG-ID-TAKEN"),
+    (hosting.UnknownOrganization, 422, "REQUEST-INVALID"),
+)
+
+
+@contextmanager
+def _refusals() -> Iterator[None]:
+    """Platform refusals answered as problems (DECISIONS 6: 404 unknown, 409 state conflict,
+    413 too large, 422 the contract refused it)."""
+    try:
+        yield
+    except CodeRefused as refused:
+        code = refused.code
+        status_code = 413 if code == "PLG-ZIP-TOO-LARGE" else 422
+        first = next(p for p in refused.problems if p.code == code)
+        raise ProblemError(status_code, code, first.message, refused.problems) from None
+    except tuple(kind for kind, _, _ in _REFUSALS) as error:
+        _, status_code, code = next(r for r in _REFUSALS if isinstance(error, r[0]))
+        raise ProblemError(status_code, code, str(error)) from None
+
+
+@contextmanager
+def _write(ctx: Context) -> Iterator[Connection]:
+    with _refusals(), write_transaction(ctx.engine) as conn:
+        yield conn
+
+
+def _findings(problems: list[Problem], base_url: str) -> list[FindingOut]:
+    return [FindingOut(**p.to_dict(base_url)) for p in problems]
+
+
+def _summary(s: store.PluginStatus) -> dict[str, Any]:
+    return {
+        "id": s.id,
+        "state": str(s.state),
+        "current_version": s.current_version,
+        "current_digest": s.current_digest,
+        "approved_version": s.approved_version,
+        "approved_digest": s.approved_digest,
+        "retain": s.retain,
+        "held": s.held,
+        "taken_down": s.taken_down,
+        "shelved": s.shelved,
+    }
+
+
+def _page(conn: Connection, plugin_id: str) -> PluginOut:
+    s = store.plugin_status(conn, plugin_id)
+    manifest: dict[str, Any] = {}
+    if s.current_version_id is not None:
+        manifest = store.version_detail(conn, plugin_id, s.current_version_id)["manifest"]
+    licence = manifest.get("licence", {})
+    takedown = None
+    if s.taken_down:
+        takedown = {
+            "reason": s.takedown_reason,
+            "note": s.takedown_note,
+            "message": s.takedown_message,
+            "digest": s.takedown_digest,
+        }
+    return PluginOut(
+        **_summary(s),
+        name=manifest.get("name", {}),
+        audience=manifest.get("audience"),
+        current_version_id=s.current_version_id,
+        approved_version_id=s.approved_version_id,
+        ever_approved=s.ever_approved,
+        publisher_organization_id=s.publisher_organization_id,
+        registered_at=s.registered_at,
+        retention={
+            "answer": s.retain,
+            "registered": s.retain_registered,
+            "recorded_by": s.retain_recorded_by,
+            "recorded_at": s.retain_recorded_at,
+            "purge_offered": s.retain == "no",
+            "licence": {
+                "holder": licence.get("holder"),
+                "attribution": licence.get("attribution"),
+                "terms": licence.get("terms"),
+                "retain": licence.get("retain"),
+            },
+        },
+        takedown=takedown,
+        last_runs=last_runs(conn, plugin_id),
+        held_series=held_details(conn, plugin_id),
+        versions=store.plugin_versions(conn, plugin_id),
+        moves=store.plugin_moves(conn, plugin_id),
+    )
+
+
+def _page_after(ctx: Context, plugin_id: str) -> PluginOut:
+    with _refusals(), ctx.engine.connect() as conn:
+        return _page(conn, plugin_id)
+
+
+async def _archive(request: Request) -> bytes:
+    return await request.body()
+
+
+def _registered_out(ctx: Context, done: hosting.Registered) -> RegisteredOut:
+    return RegisteredOut(
+        plugin_id=done.plugin_id,
+        version_id=done.version_id,
+        version=done.version,
+        digest=done.digest,
+        state=str(done.state),
+        warnings=_findings(done.warnings, ctx.settings.base_url),
+    )
+
+
+@router.post(
+    "/plugins/pack",
+    status_code=status.HTTP_201_CREATED,
+    response_model=RegisteredOut,
+    openapi_extra={
+        "requestBody": {
+            "required": True,
+            "content": {"application/zip": {"schema": {"type": "string", "format": "binary"}}},
+        }
+    },
+)
+def register_pack(
+    operator: Operator,
+    ctx: Context,
+    now: Now,
+    archive: Annotated[bytes, Depends(_archive)],
+    publisher_organization_id: int | None = Query(default=None),
+) -> RegisteredOut:
+    """Register a plug-in version from a pack archive (DECISIONS 5) sent as the raw body. The
+    archive and the code are checked (Upload limits, Archive entries, Code file types, the
+    manifest, the folder rules that need no Node, Versioning 4); a refusal stores nothing.
+    The plug-in moves to Pending; the same files again change nothing."""
+    with _refusals():
+        code = check_pack(archive)
+    with _write(ctx) as conn:
+        done = hosting.register_code(
+            conn,
+            code,
+            origin="upload",
+            by=operator.email,
+            now=now,
+            publisher_organization_id=publisher_organization_id,
+        )
+    return _registered_out(ctx, done)
+
+
+@router.post("/plugins/folder", status_code=status.HTTP_201_CREATED, response_model=RegisteredOut)
+def register_folder(body: FolderIn, operator: Operator, ctx: Context, now: Now) -> RegisteredOut:
+    """Register a plug-in version from a folder on the server (the service's own plug-ins),
+    checked as a pack of it would be."""
+    folder = Path(body.path)
+    if not folder.is_absolute() or not folder.is_dir():
+        raise ProblemError(
+            422, "REQUEST-INVALID", "path: give the absolute path of a folder on the server"
+        )
+    with _refusals():
+        code = check_folder(folder)
+    with _write(ctx) as conn:
+        done = hosting.register_code(
+            conn,
+            code,
+            origin="folder",
+            by=operator.email,
+            now=now,
+            publisher_organization_id=body.publisher_organization_id,
+        )
+    return _registered_out(ctx, done)
+
+
+@router.get("/plugins", response_model=list[PluginSummaryOut])
+def list_plugins(operator: Operator, db: Db) -> list[PluginSummaryOut]:
+    """Every plug-in ever registered, removed ones too, by id."""
+    return [PluginSummaryOut(**_summary(s)) for s in store.all_plugins(db.connection())]
+
+
+@router.get("/plugins/{plugin_id}", response_model=PluginOut)
+def show_plugin(plugin_id: str, operator: Operator, db: Db) -> PluginOut:
+    """The plug-in page: state, flags, retain answer with the licence terms, versions, the last
+    five runs with their reasons, held details and every move with who and when."""
+    with _refusals():
+        return _page(db.connection(), plugin_id)
+
+
+@router.get("/plugins/{plugin_id}/versions/{version_id}", response_model=VersionOut)
+def show_version(
+    plugin_id: str, version_id: int, operator: Operator, ctx: Context, db: Db
+) -> VersionOut:
+    """One version: digest, manifest, covered files (path, size, SHA-256) and its checks (the
+    manifest, and Versioning rule 4 against the approved version)."""
+    conn = db.connection()
+    with _refusals():
+        detail = store.version_detail(conn, plugin_id, version_id)
+        checks = hosting.version_checks(conn, plugin_id, version_id)
+        s = store.plugin_status(conn, plugin_id)
+    base_url = ctx.settings.base_url
+    return VersionOut(
+        id=detail["id"],
+        plugin_id=plugin_id,
+        version=detail["version"],
+        digest=detail["digest"],
+        origin=detail["origin"],
+        origin_by=detail["origin_by"],
+        arrived_at=detail["arrived_at"],
+        current=s.current_version_id == version_id,
+        approved=s.approved_version_id == version_id,
+        manifest=detail["manifest"],
+        files=detail["files"],
+        checks={
+            "manifest": _findings(checks["manifest"], base_url),
+            "update": _findings(checks["update"], base_url),
+            "against_version_id": checks["against_version_id"],
+        },
+    )
+
+
+@router.get("/plugins/{plugin_id}/runs", response_model=list[RunOut])
+def runs(plugin_id: str, operator: Operator, db: Db) -> list[RunOut]:
+    """The last five runs, newest first, with their sources and, for a failed run, its reason
+    ("The write" 2 and 4)."""
+    conn = db.connection()
+    with _refusals():
+        store.plugin_status(conn, plugin_id)
+    return [RunOut(**row) for row in last_runs(conn, plugin_id)]
+
+
+@router.post("/plugins/{plugin_id}/approve", response_model=PluginOut)
+def approve(
+    plugin_id: str, body: DigestIn, operator: Operator, ctx: Context, now: Now
+) -> PluginOut:
+    """Pending -> Approved for exactly the digest the page showed (else 409 DIGEST-CHANGED);
+    the run starts at once. A Removed plug-in is brought back by `restore`."""
+    with _write(ctx) as conn:
+        store.lock_plugin(conn, plugin_id)
+        if store.plugin_status(conn, plugin_id).state is State.REMOVED:
+            raise TransitionRefused("the plug-in is removed: restore it to approve it again")
+        store.approve(conn, plugin_id, digest_shown=body.digest, by=operator.email, now=now)
+    return _page_after(ctx, plugin_id)
+
+
+@router.post("/plugins/{plugin_id}/restore", response_model=PluginOut)
+def restore(
+    plugin_id: str, body: DigestIn, operator: Operator, ctx: Context, now: Now
+) -> PluginOut:
+    """Removed -> Approved (a person approves it again; its kept records are used again), for
+    exactly the digest the page showed."""
+    with _write(ctx) as conn:
+        store.lock_plugin(conn, plugin_id)
+        state = store.plugin_status(conn, plugin_id).state
+        if state is not State.REMOVED:
+            raise TransitionRefused(f"only a removed plug-in can be restored, not one {state}")
+        store.approve(conn, plugin_id, digest_shown=body.digest, by=operator.email, now=now)
+    return _page_after(ctx, plugin_id)
+
+
+@router.post("/plugins/{plugin_id}/pause", response_model=PluginOut)
+def pause(plugin_id: str, operator: Operator, ctx: Context, now: Now) -> PluginOut:
+    """Approved or Failing -> Paused (from Pending only when an earlier version was approved)."""
+    with _write(ctx) as conn:
+        store.pause(conn, plugin_id, by=operator.email, now=now)
+    return _page_after(ctx, plugin_id)
+
+
+@router.post("/plugins/{plugin_id}/resume", response_model=PluginOut)
+def resume(plugin_id: str, operator: Operator, ctx: Context, now: Now) -> PluginOut:
+    """Paused -> Approved when the files are unchanged (a run starts at once), else Pending."""
+    with _write(ctx) as conn:
+        store.resume(conn, plugin_id, by=operator.email, now=now)
+    return _page_after(ctx, plugin_id)
+
+
+@router.post("/plugins/{plugin_id}/remove", response_model=PluginOut)
+def remove(plugin_id: str, operator: Operator, ctx: Context, now: Now) -> PluginOut:
+    """Any state but Removed -> Removed: the plug-in leaves the app; its records are kept."""
+    with _write(ctx) as conn:
+        store.remove(conn, plugin_id, by=operator.email, now=now)
+    return _page_after(ctx, plugin_id)
+
+
+@router.post("/plugins/{plugin_id}/held", response_model=HeldDecisionOut)
+def decide(
+    plugin_id: str, body: HeldDecisionIn, operator: Operator, ctx: Context, now: Now
+) -> HeldDecisionOut:
+    """Held: Accept removals (the held records still missing are withdrawn) or Keep them (their
+    misses start over); 409 NOTHING-HELD when nothing waits."""
+    with _write(ctx) as conn:
+        withdrawn = decide_held(
+            conn,
+            plugin_id,
+            accept=body.decision == "accept-removals",
+            by=operator.email,
+            now=now,
+        )
+    return HeldDecisionOut(withdrawn=withdrawn, plugin=_page_after(ctx, plugin_id))
+
+
+@router.post("/plugins/{plugin_id}/retention", response_model=PluginOut)
+def record_retention(
+    plugin_id: str, body: RetentionIn, operator: Operator, ctx: Context, now: Now
+) -> PluginOut:
+    """Record the retain answer after reading the terms shown on the plug-in page
+    (`terms_read` must be true); from now on it is the answer the service acts on."""
+    with _write(ctx) as conn:
+        store.record_retain_answer(conn, plugin_id, body.answer, by=operator.email, now=now)
+    return _page_after(ctx, plugin_id)
+
+
+@router.get("/plugins/{plugin_id}/purge", response_model=PurgeOut)
+def purge_dry_run(plugin_id: str, operator: Operator, ctx: Context, now: Now) -> PurgeOut:
+    """The purge's dry run: how many records and revisions it would remove; removes nothing.
+    Offered only while the retain answer is `no` (else 409 PURGE-NOT-OFFERED)."""
+    with _write(ctx) as conn:
+        count = purge(conn, plugin_id, typed_id=None, dry_run=True, by=operator.email, now=now)
+    return PurgeOut(records=count.records, revisions=count.revisions, removed=count.removed)
+
+
+@router.post("/plugins/{plugin_id}/purge", response_model=PurgeOut)
+def purge_records(
+    plugin_id: str, body: PurgeIn, operator: Operator, ctx: Context, now: Now
+) -> PurgeOut:
+    """Remove every record and revision of the plug-in in one transaction, irreversibly; run
+    history stays. `typed_id` must be the plug-in id (else 422 PLG-PURGE-CONFIRM)."""
+    with _write(ctx) as conn:
+        count = purge(
+            conn, plugin_id, typed_id=body.typed_id, dry_run=False, by=operator.email, now=now
+        )
+    return PurgeOut(records=count.records, revisions=count.revisions, removed=count.removed)
+
+
+@router.post("/plugins/{plugin_id}/takedown", response_model=PluginOut)
+def take_down(
+    plugin_id: str, body: TakedownIn, operator: Operator, ctx: Context, now: Now
+) -> PluginOut:
+    """Take down with a reason, a private note and a public message of at most 280 characters:
+    runs stop, a write in progress is refused, records are hidden, not deleted."""
+    with _write(ctx) as conn:
+        store.set_taken_down(
+            conn,
+            plugin_id,
+            True,
+            reason=body.reason,
+            note=body.note,
+            message=body.message,
+            by=operator.email,
+            now=now,
+        )
+    return _page_after(ctx, plugin_id)
+
+
+@router.post("/plugins/{plugin_id}/takedown/restore", response_model=PluginOut)
+def restore_taken_down(
+    plugin_id: str, body: DigestIn, operator: Operator, ctx: Context, now: Now
+) -> PluginOut:
+    """Lift a takedown, only for the digest taken down (else 409 TAKEDOWN-DIGEST)."""
+    with _write(ctx) as conn:
+        store.set_taken_down(conn, plugin_id, False, digest=body.digest, by=operator.email, now=now)
+    return _page_after(ctx, plugin_id)
+
+
+@router.post("/plugins/{plugin_id}/take-off-shelf", response_model=PluginOut)
+def take_off_shelf(plugin_id: str, operator: Operator, ctx: Context, now: Now) -> PluginOut:
+    """Take off the shelf: like Unpublish, but only the service lists it again; repeated, it
+    does nothing the second time."""
+    with _write(ctx) as conn:
+        store.set_shelved(conn, plugin_id, True, by=operator.email, now=now)
+    return _page_after(ctx, plugin_id)
+
+
+@router.post("/plugins/{plugin_id}/put-on-shelf", response_model=PluginOut)
+def put_on_shelf(plugin_id: str, operator: Operator, ctx: Context, now: Now) -> PluginOut:
+    """Put a plug-in the service took off the shelf back in the store."""
+    with _write(ctx) as conn:
+        store.set_shelved(conn, plugin_id, False, by=operator.email, now=now)
+    return _page_after(ctx, plugin_id)

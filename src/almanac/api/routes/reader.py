@@ -1,0 +1,285 @@
+"""The reader API (DECISIONS 6): the plug-ins a reader may read, the `plugins.<id>.shown`
+preference and the organization default, the rendered days of the shown plug-ins (at most 62),
+a plug-in's raw records with their revisions, and reports. A plug-in the reader may not read
+is NOT-FOUND, the same answer as an unknown id ("Other error behaviour" 5)."""
+
+from __future__ import annotations
+
+from datetime import date, datetime
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Query, status
+from fastapi.responses import JSONResponse
+from pydantic import BaseModel, Field
+
+from almanac.api.deps import CurrentAccount, Db, Now
+from almanac.platform import audience
+from almanac.platform.accounts import InvalidInput
+from almanac.platform.audience import ReadablePlugin, Shown
+from almanac.platform.audience.days import RawRecord
+from almanac.platform.reader import pick_name
+
+router = APIRouter(prefix="/reader", tags=["reader"])
+
+FromDate = Annotated[date, Query(alias="from", description="First day, YYYY-MM-DD.")]
+ToDate = Annotated[date, Query(alias="to", description="Last day, included; at most 62 days.")]
+Language = Annotated[
+    str, Query(max_length=35, description="The reader's language code, such as en or es-DO.")
+]
+
+
+class PluginOut(BaseModel):
+    id: str
+    name: str
+    audience: str
+    status: str = Field(description="running, failing, paused or pending (rule 9).")
+    taken_down: bool
+    notice: str | None = Field(description="The public message of a taken-down plug-in.")
+    shown: bool = Field(description="Whether its section is drawn on the reader's days.")
+    choice: bool | None = Field(description="The reader's own plugins.<id>.shown.")
+    organization_default: bool | None
+
+
+class PreferencesIn(BaseModel):
+    preferences: dict[str, bool | None] = Field(
+        description="plugins.<id>.shown to true or false; null clears the choice."
+    )
+
+
+class PreferencesOut(BaseModel):
+    preferences: dict[str, bool | None] = Field(
+        description="The reader's own choice for every plug-in they may read; null = none."
+    )
+    organization_defaults: dict[str, bool]
+    shown: list[str] = Field(description="The plug-ins drawn on the reader's days.")
+
+
+class OrganizationDefaultIn(BaseModel):
+    shown: bool | None
+
+
+class OrganizationDefaultOut(BaseModel):
+    organization_id: int
+    plugin: str
+    shown: bool | None
+
+
+class ReportIn(BaseModel):
+    category: str = Field(max_length=32)
+    note: str = Field(default="", max_length=2000)
+    day: date | None = None
+
+
+class ReportOut(BaseModel):
+    id: int
+    plugin: str
+    category: str
+    note: str
+    day: date | None
+    created_at: datetime
+
+
+def _plugin(plugin: ReadablePlugin, shown: Shown, language: str) -> PluginOut:
+    name = pick_name(plugin.manifest_doc.get("name"), language)
+    return PluginOut(
+        id=plugin.id,
+        name=plugin.id if name is None else name,
+        audience=plugin.audience,
+        status=plugin.status,
+        taken_down=plugin.taken_down,
+        notice=plugin.takedown_message if plugin.taken_down else None,
+        shown=shown.shown,
+        choice=shown.choice,
+        organization_default=shown.organization_default,
+    )
+
+
+@router.get("/plugins", response_model=list[PluginOut])
+def plugins(account: CurrentAccount, db: Db, language: Language = "en") -> list[PluginOut]:
+    """Every plug-in the reader may read, by id, with its `shown` preference."""
+    audience.check_language(language)
+    readable = audience.visible_plugins(db, account)
+    shown = audience.shown_of(db, account, readable)
+    return [_plugin(p, shown[p.id], language) for p in readable]
+
+
+@router.get("/plugins/{plugin_id}", response_model=PluginOut)
+def plugin(plugin_id: str, account: CurrentAccount, db: Db, language: Language = "en") -> PluginOut:
+    """One plug-in the reader may read; NOT-FOUND otherwise, as for an unknown id."""
+    audience.check_language(language)
+    readable = audience.readable_plugin(db, account, plugin_id)
+    shown = audience.shown_of(db, account, [readable])
+    return _plugin(readable, shown[readable.id], language)
+
+
+def _preferences(db: Db, account: CurrentAccount) -> PreferencesOut:
+    readable = audience.visible_plugins(db, account)
+    shown = audience.shown_of(db, account, readable)
+    return PreferencesOut(
+        preferences={audience.shown_key(p): s.choice for p, s in shown.items()},
+        organization_defaults={
+            audience.shown_key(p): s.organization_default
+            for p, s in shown.items()
+            if s.organization_default is not None
+        },
+        shown=[p for p, s in shown.items() if s.shown],
+    )
+
+
+@router.get("/preferences", response_model=PreferencesOut)
+def preferences(account: CurrentAccount, db: Db) -> PreferencesOut:
+    """The reader's synced `plugins.<id>.shown` choices (null: no choice)."""
+    return _preferences(db, account)
+
+
+@router.put("/preferences", response_model=PreferencesOut)
+def set_preferences(
+    body: PreferencesIn, account: CurrentAccount, db: Db, now: Now
+) -> PreferencesOut:
+    """Set or clear (null) the named choices; the others stay as they are."""
+    audience.set_shown(db, account, body.preferences, now)
+    db.commit()
+    return _preferences(db, account)
+
+
+@router.put(
+    "/organizations/{organization_id}/plugins/{plugin_id}/shown",
+    response_model=OrganizationDefaultOut,
+)
+def set_organization_default(
+    organization_id: int,
+    plugin_id: str,
+    body: OrganizationDefaultIn,
+    account: CurrentAccount,
+    db: Db,
+    now: Now,
+) -> OrganizationDefaultOut:
+    """An owner or admin of an organization on a private plug-in's reader list turns it on
+    (or off; null clears) for the members who made no choice of their own."""
+    audience.set_organization_default(db, account, organization_id, plugin_id, body.shown, now)
+    db.commit()
+    return OrganizationDefaultOut(
+        organization_id=organization_id, plugin=plugin_id, shown=body.shown
+    )
+
+
+@router.get(
+    "/days",
+    responses={
+        200: {
+            "description": "Per shown plug-in, its days in the rows of "
+            "tests/conformance/days/schema.json.",
+        }
+    },
+)
+def days(
+    account: CurrentAccount,
+    db: Db,
+    now: Now,
+    first: FromDate,
+    last: ToDate,
+    language: Language = "en",
+    today: Annotated[
+        date | None,
+        Query(description="The reader's today; the UTC date of the request when left out."),
+    ] = None,
+) -> JSONResponse:
+    """The days `from`..`to` (at most 62) of every plug-in the reader shows, drawn by the
+    Reader presentation rules for `today` and `language`."""
+    reader_today = today or now.date()
+    drawn = audience.read_days(
+        db, account, first=first, last=last, today=reader_today, language=language
+    )
+    # The rows are already plain JSON; a response model would only copy them again.
+    return JSONResponse(
+        {
+            "from": first.isoformat(),
+            "to": last.isoformat(),
+            "today": reader_today.isoformat(),
+            "language": language,
+            "plugins": [
+                {"plugin": d.plugin, "status": d.status, "notice": d.notice, "days": d.days}
+                for d in drawn
+            ],
+        }
+    )
+
+
+def _raw(entry: RawRecord) -> dict[str, Any]:
+    return {
+        "record": entry.record,
+        "digest": entry.digest,
+        "since": entry.since.isoformat(),
+        "revisions": [
+            {
+                "record": r.record,
+                "withdrawn": r.withdrawn,
+                "digest": r.digest,
+                "valid_from": r.valid_from.isoformat(),
+                "valid_to": r.valid_to.isoformat() if r.valid_to else None,
+            }
+            for r in entry.revisions
+        ],
+    }
+
+
+@router.get("/plugins/{plugin_id}/records")
+def records(
+    plugin_id: str,
+    account: CurrentAccount,
+    db: Db,
+    first: FromDate,
+    last: ToDate,
+    as_of: Annotated[
+        datetime | None,
+        Query(description="A moment with its zone: the records as they stood then."),
+    ] = None,
+) -> JSONResponse:
+    """The plug-in's stored records dated `from`..`to` (at most 62 days), as they stand or as
+    they stood at `as_of`, each with every content it had, oldest first."""
+    if as_of is not None and as_of.tzinfo is None:
+        raise InvalidInput("as_of: give a moment with its time zone, such as 2026-06-01T12:00Z")
+    found = audience.plugin_records(db, account, plugin_id, first=first, last=last, as_of=as_of)
+    return JSONResponse(
+        {
+            "plugin": found.plugin,
+            "from": first.isoformat(),
+            "to": last.isoformat(),
+            "as_of": as_of.isoformat() if as_of else None,
+            "notice": found.notice,
+            "records": [_raw(r) for r in found.records],
+        }
+    )
+
+
+def _report(view: audience.ReportView) -> ReportOut:
+    return ReportOut(
+        id=view.id,
+        plugin=view.plugin_id,
+        category=view.category,
+        note=view.note,
+        day=view.day,
+        created_at=view.created_at,
+    )
+
+
+@router.post(
+    "/plugins/{plugin_id}/reports",
+    status_code=status.HTTP_201_CREATED,
+    response_model=ReportOut,
+)
+def report(plugin_id: str, body: ReportIn, account: CurrentAccount, db: Db, now: Now) -> ReportOut:
+    """A reader reports a plug-in they may read: wrong-data, offensive, impersonating,
+    data-it-may-not-use, stopped-working or other, with a note and the day."""
+    view = audience.file_report(
+        db, account, plugin_id, category=body.category, note=body.note, day=body.day, now=now
+    )
+    db.commit()
+    return _report(view)
+
+
+@router.get("/plugins/{plugin_id}/reports", response_model=list[ReportOut])
+def reports(plugin_id: str, account: CurrentAccount, db: Db) -> list[ReportOut]:
+    """Every report about the plug-in, newest first, never who sent it: for the publisher's
+    owners and admins and the service's operators and reviewers."""
+    return [_report(v) for v in audience.plugin_reports(db, account, plugin_id)]

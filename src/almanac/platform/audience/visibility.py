@@ -1,0 +1,167 @@
+"""Which plug-ins an account may read ("Authentication" 1, audience table; "Other error
+behaviour" 5): public ones to anyone signed in; private ones to the listed people (by verified
+account e-mail) and the active members of the listed organizations; `local` never.
+
+A plug-in reaches readers once a version of it was approved and until it is Removed ("plug-in
+leaves the app"); the approved version's manifest decides its audience and how it is drawn,
+since a version awaiting approval is not what readers see. Every other plug-in is answered as
+not existing, exactly like an unknown id.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections import OrderedDict
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import ColumnElement, and_, exists, false, or_, select
+from sqlalchemy.orm import Session
+
+from almanac.platform.accounts.errors import NotFound
+from almanac.platform.accounts.models import Account, Membership
+from almanac.platform.accounts.models import OrganizationRole as Role
+from almanac.platform.audience.models import ReaderListOrganization, ReaderListPerson
+from almanac.platform.contract.manifest import Manifest, parse_manifest
+from almanac.platform.lifecycle import State
+from almanac.platform.store.models import Plugin, PluginVersion
+
+plugins = Plugin.__table__
+versions = PluginVersion.__table__
+listed_people = ReaderListPerson.__table__
+listed_organizations = ReaderListOrganization.__table__
+memberships = Membership.__table__
+
+READER_STATUS: dict[str, str] = {
+    State.APPROVED: "running",
+    State.FAILING: "failing",
+    State.PAUSED: "paused",
+    State.PENDING: "pending",
+}
+"""Reader presentation rule 9 by approval state. Failing is the state exactly when the last run
+failed after the last success (a backfill run changes no state, DECISIONS 8); Pending here is
+always a new version awaiting approval, since a plug-in never approved is not readable."""
+
+
+@dataclass(frozen=True, slots=True)
+class ReadablePlugin:
+    """A plug-in as a reader may see it: its approved manifest and its status for rule 9."""
+
+    id: str
+    state: str
+    audience: str
+    version_id: int
+    manifest_doc: Mapping[str, Any]
+    taken_down: bool
+    takedown_message: str | None
+    publisher_organization_id: int | None
+
+    @property
+    def status(self) -> str:
+        return READER_STATUS[self.state]
+
+    @property
+    def manifest(self) -> Manifest:
+        return checked_manifest(self.manifest_doc)
+
+
+def not_found(plugin_id: str) -> NotFound:
+    """The one answer for an unknown id and for a plug-in the account may not read."""
+    return NotFound(f"no plug-in {plugin_id}")
+
+
+def _listed(account: Account) -> ColumnElement[bool]:
+    """The account is on the plug-in's reader list: by its verified e-mail (an unverified
+    address proves nothing), or as an active member (never a guest or former member) of a
+    listed organization."""
+    person: ColumnElement[bool] = false()
+    if account.verified:
+        person = exists().where(
+            listed_people.c.plugin_id == plugins.c.id,
+            listed_people.c.email_key == account.email_key,
+        )
+    organization = exists().where(
+        listed_organizations.c.plugin_id == plugins.c.id,
+        memberships.c.organization_id == listed_organizations.c.organization_id,
+        memberships.c.account_id == account.id,
+        memberships.c.left_at.is_(None),
+        memberships.c.role != str(Role.GUEST),
+    )
+    return or_(person, organization)
+
+
+def _readable_query(account: Account):  # type: ignore[no-untyped-def]
+    audience = versions.c.manifest["audience"].as_string()
+    return (
+        select(
+            plugins.c.id,
+            plugins.c.state,
+            plugins.c.taken_down,
+            plugins.c.takedown_message,
+            plugins.c.publisher_organization_id,
+            versions.c.id.label("version_id"),
+            versions.c.manifest,
+            audience.label("audience"),
+        )
+        .join(versions, versions.c.id == plugins.c.approved_version_id)
+        .where(
+            plugins.c.ever_approved.is_(True),
+            plugins.c.state != str(State.REMOVED),
+            or_(audience == "public", and_(audience == "private", _listed(account))),
+        )
+        .order_by(plugins.c.id)
+    )
+
+
+def _readable(row: Any) -> ReadablePlugin:
+    return ReadablePlugin(
+        id=row.id,
+        state=row.state,
+        audience=row.audience,
+        version_id=row.version_id,
+        manifest_doc=row.manifest,
+        taken_down=bool(row.taken_down),
+        takedown_message=row.takedown_message,
+        publisher_organization_id=row.publisher_organization_id,
+    )
+
+
+def visible_plugins(db: Session, account: Account) -> list[ReadablePlugin]:
+    """Every plug-in the account may read, by id."""
+    return [_readable(row) for row in db.execute(_readable_query(account))]
+
+
+def readable_plugin(db: Session, account: Account, plugin_id: str) -> ReadablePlugin:
+    """The plug-in when the account may read it; NOT-FOUND otherwise, the same answer as for
+    an id nobody has."""
+    row = db.execute(_readable_query(account).where(plugins.c.id == plugin_id)).first()
+    if row is None:
+        raise not_found(plugin_id)
+    return _readable(row)
+
+
+_MANIFESTS: OrderedDict[str, Manifest] = OrderedDict()
+_MANIFESTS_KEPT = 256
+_MANIFESTS_LOCK = threading.Lock()
+
+
+def checked_manifest(doc: Mapping[str, Any]) -> Manifest:
+    """The typed manifest of a stored version. Checking a manifest costs far more than a read
+    of the days, and a version's manifest never changes, so parsed ones are kept by their
+    text (key order included: rule 2's "first listed" name depends on it)."""
+    key = json.dumps(doc, ensure_ascii=False)
+    with _MANIFESTS_LOCK:
+        manifest = _MANIFESTS.get(key)
+        if manifest is not None:
+            _MANIFESTS.move_to_end(key)
+            return manifest
+    result = parse_manifest(doc)
+    if result.manifest is None:
+        raise ValueError(f"stored manifest of {doc.get('id')!r} does not pass the contract")
+    with _MANIFESTS_LOCK:
+        _MANIFESTS[key] = result.manifest
+        if len(_MANIFESTS) > _MANIFESTS_KEPT:
+            _MANIFESTS.popitem(last=False)
+    return result.manifest

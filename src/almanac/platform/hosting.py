@@ -1,0 +1,125 @@
+"""What the host pages do beyond single store moves: registering checked code as a version
+(with the update rules of "Versioning" 4 against the approved version), and the checks shown
+on a version page. Free of any web framework; every function takes a connection inside a
+transaction and, when it writes, who and when."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import Connection, select
+
+from almanac.platform.accounts.models import Organization
+from almanac.platform.contract.manifest import Manifest, parse_manifest
+from almanac.platform.contract.pack import CodeRefused, PluginCode
+from almanac.platform.contract.problems import Problem
+from almanac.platform.contract.updates import compare_manifests
+from almanac.platform.lifecycle import State
+from almanac.platform.store import plugins as store
+from almanac.platform.store.models import Plugin, PluginVersion
+
+plugins = Plugin.__table__
+versions = PluginVersion.__table__
+organizations = Organization.__table__
+
+
+class UnknownOrganization(LookupError):
+    """No organization has the id given as publisher."""
+
+
+class IdTaken(Exception):
+    """Another publisher has the id (PLG-ID-TAKEN)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Registered:
+    """The version kept, the plug-in's state after it arrived, and the warnings of its checks."""
+
+    plugin_id: str
+    version_id: int
+    version: str
+    digest: str
+    state: State
+    warnings: list[Problem]
+
+
+def _manifest_of(conn: Connection, version_id: int) -> Manifest | None:
+    raw = conn.execute(select(versions.c.manifest).where(versions.c.id == version_id)).scalar_one()
+    return parse_manifest(raw).manifest
+
+
+def update_findings(conn: Connection, plugin_id: str, candidate: Manifest) -> list[Problem]:
+    """Versioning rule 4: the candidate as an update of the plug-in's approved version (nothing
+    when none was approved). Errors refuse the update; warnings go to the person approving."""
+    approved_id = conn.execute(
+        select(plugins.c.approved_version_id).where(plugins.c.id == plugin_id)
+    ).scalar()
+    if approved_id is None:
+        return []
+    published = _manifest_of(conn, approved_id)
+    return [] if published is None else compare_manifests(published, candidate)
+
+
+def register_code(
+    conn: Connection,
+    code: PluginCode,
+    *,
+    origin: str,
+    by: str,
+    now: datetime,
+    publisher_organization_id: int | None = None,
+) -> Registered:
+    """Keep checked code as a version of its plug-in ("States and transitions": a new digest
+    moves it to Pending; nothing runs until approved). Refused with CodeRefused when the update
+    rules of "Versioning" 4 refuse it, IdTaken when another publisher has the id,
+    UnknownOrganization for an unknown publisher."""
+    plugin_id = code.manifest.id
+    existing = conn.execute(
+        select(plugins.c.publisher_organization_id).where(plugins.c.id == plugin_id)
+    ).first()
+    if publisher_organization_id is not None:
+        known = conn.execute(
+            select(organizations.c.id).where(organizations.c.id == publisher_organization_id)
+        ).first()
+        if known is None:
+            raise UnknownOrganization(f"no organization has the id {publisher_organization_id}")
+        held_by = existing[0] if existing is not None else None
+        if held_by is not None and held_by != publisher_organization_id:
+            raise IdTaken(f"another publisher has the id {plugin_id!r}")
+    findings = update_findings(conn, plugin_id, code.manifest) if existing is not None else []
+    if any(p.severity == "error" for p in findings):
+        raise CodeRefused(findings)
+    version_id = store.register_version(
+        conn,
+        manifest=dict(code.manifest.raw),
+        digest=code.digest,
+        files=code.files,
+        origin=origin,
+        by=by,
+        now=now,
+    )
+    if publisher_organization_id is not None:
+        store.set_publisher(conn, plugin_id, publisher_organization_id, by=by, now=now)
+    status = store.plugin_status(conn, plugin_id)
+    return Registered(
+        plugin_id=plugin_id,
+        version_id=version_id,
+        version=code.manifest.version,
+        digest=code.digest,
+        state=status.state,
+        warnings=[*code.warnings, *findings],
+    )
+
+
+def version_checks(conn: Connection, plugin_id: str, version_id: int) -> dict[str, Any]:
+    """The checks a version page shows: the manifest findings under today's contract, and the
+    update findings against the approved version (none for the approved version itself)."""
+    detail = store.version_detail(conn, plugin_id, version_id)
+    parsed = parse_manifest(detail["manifest"])
+    approved_id = store.plugin_status(conn, plugin_id).approved_version_id
+    updates: list[Problem] = []
+    if parsed.manifest is not None and approved_id not in (None, version_id):
+        updates = update_findings(conn, plugin_id, parsed.manifest)
+    return {"manifest": parsed.problems, "update": updates, "against_version_id": approved_id}
