@@ -104,6 +104,7 @@ class RunOut(BaseModel):
     version_id: int
     digest: str
     node_version: str | None
+    layers: dict[str, bool] | None = None
     trigger: str
     today: date
     backfill: bool

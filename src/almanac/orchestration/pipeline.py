@@ -203,7 +203,7 @@ class RunPipeline:
             timings["room_end"] = time.perf_counter()
         finally:
             shutil.rmtree(work, ignore_errors=True)
-        facts = replace(facts, node_version=result.node_version)
+        facts = replace(facts, node_version=result.node_version, layers=result.layers)
         if not result.ok:
             reason = result.reason or f"the fetcher exited with code {result.exit_code}"
             self.fail(code, facts, reason)

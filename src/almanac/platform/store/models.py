@@ -128,7 +128,8 @@ class RunRequest(Base):
 
 
 class Run(Base):
-    """One attempt: version, digest, Node version, trigger, times, counts, outcome, reason."""
+    """One attempt: version, digest, Node version, the locked room's layers that were active,
+    trigger, times, counts, outcome, reason."""
 
     __tablename__ = "runs"
     __table_args__ = (Index("ix_runs_plugin_id_id", "plugin_id", "id"),)
@@ -138,6 +139,7 @@ class Run(Base):
     version_id: Mapped[int] = mapped_column(ForeignKey("plugin_versions.id"))
     digest: Mapped[str] = mapped_column(String(128))
     node_version: Mapped[str | None] = mapped_column(String(32))
+    layers: Mapped[dict[str, bool] | None] = mapped_column(JSON)
     trigger: Mapped[str] = mapped_column(String(16))
     request_id: Mapped[int | None] = mapped_column(ForeignKey("run_requests.id"))
     today: Mapped[date] = mapped_column(Date)

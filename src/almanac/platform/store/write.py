@@ -93,6 +93,7 @@ class RunFacts:
     now: datetime
     backfill: bool = False
     node_version: str | None = None
+    layers: Mapping[str, bool] | None = None
     request_id: int | None = None
     sources: Sequence[SourceFacts] = ()
 
@@ -515,6 +516,7 @@ def _insert_run(
             version_id=version_id,
             digest=digest,
             node_version=run.node_version,
+            layers=None if run.layers is None else dict(run.layers),
             trigger=str(run.trigger),
             request_id=run.request_id,
             today=run.today,
