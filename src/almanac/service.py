@@ -43,31 +43,37 @@ def api_app() -> FastAPI:
     )
 
 
-def prepare(settings: Settings, *, examples: Path | None = EXAMPLES) -> list[str]:
+def prepare(
+    settings: Settings, *, examples: Path | None = EXAMPLES
+) -> tuple[list[str], list[tuple[str, str]]]:
     """Everything before the processes start: folders, the store's migrations, the example
-    plug-ins (embedded default only), Dagster's configuration and the pool limit. Returns the
-    example ids registered."""
+    plug-ins (embedded default only: registered, and approved by digest on a fresh store so
+    they show in the Dagster UI and run on their own), Dagster's configuration and the pool
+    limit. Returns the example ids registered and the (id, digest) approved now."""
     import dagster as dg
 
     from almanac.assets.control import dagster_yaml, prepare_dagster_storage, set_run_slots
-    from almanac.orchestration.folders import register_examples
+    from almanac.orchestration.folders import approve_first_versions, register_examples
     from almanac.platform.store.engine import make_engine, upgrade_database
 
     settings.home.mkdir(parents=True, exist_ok=True)
     settings.dagster_home.mkdir(parents=True, exist_ok=True)
     upgrade_database(settings.database_url)
     registered: list[str] = []
+    approved: list[tuple[str, str]] = []
     if examples is not None and examples.is_dir() and settings.database_url.startswith("sqlite"):
         engine = make_engine(settings.database_url)
         try:
-            registered = register_examples(engine, examples, now=datetime.now(UTC))
+            now = datetime.now(UTC)
+            registered = register_examples(engine, examples, now=now)
+            approved = approve_first_versions(engine, registered, now=now)
         finally:
             engine.dispose()
     prepare_dagster_storage(settings)
     (settings.dagster_home / "dagster.yaml").write_text(dagster_yaml(settings))
     with dg.DagsterInstance.from_config(str(settings.dagster_home)) as instance:
         set_run_slots(instance, settings.run_slots)
-    return registered
+    return registered, approved
 
 
 def commands(settings: Settings) -> dict[str, list[str]]:
@@ -124,9 +130,11 @@ def run_service(settings: Settings | None = None, argv: Sequence[str] = ()) -> i
     """Start every part of the service and wait; Ctrl-C or SIGTERM stops them all cleanly."""
     settings = settings or load_settings()
     print(f"Almanac is starting in {settings.home}", flush=True)
-    registered = prepare(settings)
+    registered, approved = prepare(settings)
     if registered:
-        print(f"  example plug-ins registered (Pending until approved): {', '.join(registered)}")
+        print(f"  example plug-ins: {', '.join(registered)}")
+    for plugin_id, digest in approved:
+        print(f"  approved at first start: {plugin_id} {digest}")
     env = dict(
         os.environ,
         DAGSTER_HOME=str(settings.dagster_home),

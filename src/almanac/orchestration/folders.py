@@ -1,6 +1,7 @@
 """Registering a plug-in folder as one of the service's own plug-ins (the examples that
 `almanac up` shows on a fresh machine). A plug-in of the service's own release stops until
-approved ("States and transitions"): registering never approves."""
+approved ("States and transitions"): registering never approves; `approve_first_versions` is
+the one approval `almanac up` makes, for the examples it registers on a fresh store."""
 
 from __future__ import annotations
 
@@ -11,9 +12,11 @@ from sqlalchemy import Engine
 
 from almanac.platform.contract.pack import CodeRefused, check_folder
 from almanac.platform.hosting import register_code
+from almanac.platform.store import plugins as store_plugins
 from almanac.platform.store.engine import write_transaction
 
 SERVICE_ORIGIN_BY = "almanac"
+FIRST_START_APPROVER = "almanac up (the operator starting a fresh service)"
 
 
 class FolderRefused(ValueError):
@@ -41,3 +44,29 @@ def register_examples(engine: Engine, examples: Path, *, now: datetime) -> list[
         plugin_id, _ = register_folder(engine, folder, now=now)
         ids.append(plugin_id)
     return ids
+
+
+def approve_first_versions(
+    engine: Engine, plugin_ids: list[str], *, now: datetime
+) -> list[tuple[str, str]]:
+    """Approve, by its digest, each of these plug-ins that has never been approved and holds
+    only its first version: the operator who starts a fresh service with its own examples
+    approves them by doing so. A later version stays Pending until a person approves it.
+    Returns (plug-in id, digest) of each approval."""
+    approved = []
+    for plugin_id in plugin_ids:
+        with write_transaction(engine) as conn:
+            status = store_plugins.plugin_status(conn, plugin_id)
+            if status.approved_version_id is not None or status.current_digest is None:
+                continue
+            if len(store_plugins.plugin_versions(conn, plugin_id)) != 1:
+                continue
+            store_plugins.approve(
+                conn,
+                plugin_id,
+                digest_shown=status.current_digest,
+                by=FIRST_START_APPROVER,
+                now=now,
+            )
+            approved.append((plugin_id, status.current_digest))
+    return approved
