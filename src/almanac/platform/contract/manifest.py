@@ -27,6 +27,7 @@ from almanac.platform.contract.rules import (
     VERSION_PATTERN,
     host_problem,
     is_integer,
+    is_offset_zone,
     named_zones,
     source_url_problem,
     url_host,
@@ -405,6 +406,13 @@ def _check_timezone(check: _Check, value: Any) -> bool:
     """Spec "Manifest" timezone: a named IANA zone, 1 to 100 characters; offsets refused."""
     code = "PLG-MANIFEST-TIMEZONE"
     if not check.text(value, "timezone", code, 1, 100):
+        return False
+    if is_offset_zone(value):
+        check.add(
+            code,
+            "timezone",
+            f"{_show(value)} is a fixed offset, not a place; name the place's IANA zone",
+        )
         return False
     if value not in named_zones():
         check.add(code, "timezone", f"{_show(value)} is not a named IANA time zone")

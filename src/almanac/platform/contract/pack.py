@@ -486,7 +486,7 @@ def check_code(
                 f"the digest-covered code is {digest.code_bytes} bytes; at most {MAX_CODE_BYTES}",
             )
         )
-    manifest = None
+    manifest = judged = None
     if "plugin.json" not in files:
         problems.append(
             Problem(
@@ -498,15 +498,18 @@ def check_code(
     else:
         parsed = parse_manifest(files["plugin.json"], folder_name=folder)
         problems.extend(parsed.problems)
-        manifest = parsed.manifest
+        manifest = judged = parsed.manifest
+        if manifest is None and all(p.code == "PLG-FOLDER-ID" for p in parsed.problems):
+            # Only the folder's name is wrong: the fixtures are still judged by the manifest.
+            judged = parse_manifest(files["plugin.json"]).manifest
     if "fetch.mjs" not in files:
         problems.append(
             Problem(
                 "PLG-FETCH-MISSING", "fetch.mjs is missing at the top of the folder", "fetch.mjs"
             )
         )
-    if manifest is not None and fixtures:
-        for source in manifest.sources:
+    if judged is not None and fixtures:
+        for source in judged.sources:
             where = f"fixtures/sources/{source.name}"
             if where not in files:
                 message = f"{where} is missing: keep one real copy of source {source.name!r}"
@@ -520,7 +523,7 @@ def check_code(
                 )
             )
         if "fixtures/context.json" in files:
-            problems.extend(check_fixture_context(files["fixtures/context.json"], manifest))
+            problems.extend(check_fixture_context(files["fixtures/context.json"], judged))
     if pack_info is not None and digest.digest is not None:
         stated = pack_info.get("digest") if isinstance(pack_info, dict) else None
         named = pack_info.get("id") if isinstance(pack_info, dict) else None
@@ -556,6 +559,19 @@ def check_folder(folder: str | os.PathLike[str]) -> PluginCode:
     names `check` and upload), and the service's own code is approved by a person reading it."""
     root = Path(folder)
     return check_code(root.name, folder_files(root), fixtures=False)
+
+
+def folder_problems(folder: str | os.PathLike[str]) -> list[Problem]:
+    """Every problem the folder rules that need no Node find in a plug-in folder on this
+    machine, as at upload (fixtures included): the folder named as the id, the manifest, the
+    code files, `fetch.mjs`, and the fixtures `check` needs (a file per declared source,
+    `fixtures/records.jsonl`, a valid `fixtures/context.json`). Warnings included; `[]` when the
+    folder passes. Running the fetcher (imports, runs, fixture output) is the tool's part."""
+    root = Path(folder)
+    try:
+        return list(check_code(root.name, folder_files(root)).warnings)
+    except CodeRefused as refused:
+        return list(refused.problems)
 
 
 def file_listing(files: Mapping[str, bytes]) -> list[dict[str, Any]]:

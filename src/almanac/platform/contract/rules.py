@@ -174,11 +174,25 @@ def url_host(url: str) -> str | None:
 
 _ZONE_NOT_PLACES = frozenset({"Factory", "localtime", "posixrules"})
 
+OFFSET_ZONE_PATTERN = re.compile(r"^(Etc/)?GMT[+-][0-9]+$")
+"""IANA names that are a fixed offset, not a place (`Etc/GMT+5`, `GMT-0`): refused as offsets."""
+
+FIXED_OFFSET_LEGACY_ZONES = frozenset({"EST", "MST", "HST"})
+"""Legacy IANA names that are a fixed offset with no place or clock changes: refused too.
+`UTC`, `Etc/UTC` and `GMT` stay: they name the reference clock, not an offset from it."""
+
+
+def is_offset_zone(name: str) -> bool:
+    """True for an IANA name that only states an offset (spec "Manifest": an offset is refused)."""
+    return name in FIXED_OFFSET_LEGACY_ZONES or OFFSET_ZONE_PATTERN.fullmatch(name) is not None
+
 
 @cache
 def named_zones() -> frozenset[str]:
-    """Named IANA zones Almanac accepts: the zoneinfo database's, without its non-places."""
-    return frozenset(zoneinfo.available_timezones() - _ZONE_NOT_PLACES)
+    """Named IANA zones Almanac accepts: the zoneinfo database's, without its non-places and
+    the names that are only a fixed offset (`is_offset_zone`)."""
+    zones = zoneinfo.available_timezones() - _ZONE_NOT_PLACES
+    return frozenset(zone for zone in zones if not is_offset_zone(zone))
 
 
 def _refuse_constant(name: str) -> Any:
