@@ -11,6 +11,7 @@ import os
 import pwd
 import shutil
 import subprocess
+import sys
 import tempfile
 import threading
 import time
@@ -215,6 +216,7 @@ def test_bubblewrap_starts_with_an_empty_environment_and_no_inherited_descriptor
 
 def test_network_reaches_nothing_and_fails_fast(room: LockedRoom) -> None:
     hits: list[str] = []
+    connections: list[object] = []
 
     class Handler(http.server.BaseHTTPRequestHandler):
         def do_GET(self) -> None:
@@ -225,7 +227,12 @@ def test_network_reaches_nothing_and_fails_fast(room: LockedRoom) -> None:
         def log_message(self, *args: object) -> None:
             pass
 
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    class Server(http.server.ThreadingHTTPServer):
+        def verify_request(self, request: object, client_address: object) -> bool:
+            connections.append(client_address)  # every accepted TCP connection, HTTP or not
+            return True
+
+    server = Server(("127.0.0.1", 0), Handler)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:
@@ -236,21 +243,44 @@ def test_network_reaches_nothing_and_fails_fast(room: LockedRoom) -> None:
     assert result.ok, result.stderr_tail
     assert outcome is not None
     assert outcome["fetch_loopback"] == "ECONNREFUSED"  # the room's own empty loopback
+    assert outcome["tcp_loopback"] == "ECONNREFUSED"  # node:net straight to the host's port
     assert outcome["fetch_public"] in ("ENETUNREACH", "EHOSTUNREACH")
     assert outcome["tcp_public"] in ("ENETUNREACH", "EHOSTUNREACH")
     assert outcome["dns_lookup"] in ("EAI_AGAIN", "ENOTFOUND")
     assert outcome["dns_resolve"] in ("ECONNREFUSED", "ETIMEOUT", "ESERVFAIL", "ENOTFOUND")
     assert all(outcome[key] < 2000 for key in outcome if key.endswith("_ms")), outcome
     assert hits == [], "nothing reached the host's loopback server"
+    assert connections == [], "not even a bare TCP connection reached the host's loopback"
 
 
 # -- the root is empty except the plug-in, the sources, Node and /tmp ------------------------
 
 
-def test_host_files_are_out_of_reach(room: LockedRoom) -> None:
-    result, outcome = _run(room, "read_host.mjs")
+@pytest.fixture
+def user_home() -> Iterator[Path]:
+    """A stand-in for a non-root user's home on the host: a folder under /home holding a
+    private file, both owned by the room's own user, so that only the room (and not the host's
+    file permissions) keeps a fetcher from reading it."""
+    if os.geteuid() != 0:
+        pytest.skip("making a home folder under /home needs root")
+    home = Path(tempfile.mkdtemp(prefix="almanac-test-home-", dir="/home"))
+    try:
+        secret = home / ".netrc"
+        secret.write_text("machine example.org login someone password hunter2\n")
+        for path in (home, secret):
+            os.chown(path, _room_uid(), -1)
+        home.chmod(0o700)
+        yield home
+    finally:
+        shutil.rmtree(home)
+
+
+def test_host_files_are_out_of_reach(room: LockedRoom, user_home: Path) -> None:
+    homes = [str(user_home), str(user_home / ".netrc"), "/home"]
+    result, outcome = _run(room, "read_host.mjs", paths=homes)
     assert result.ok, result.stderr_tail
     assert outcome == {
+        **dict.fromkeys(homes, "ERR_ACCESS_DENIED"),
         "/etc/passwd": "ERR_ACCESS_DENIED",
         "/proc/self/environ": "ERR_ACCESS_DENIED",
         "/proc/1/environ": "ERR_ACCESS_DENIED",
@@ -398,8 +428,13 @@ def test_non_native_system_call_abis_are_killed(room: LockedRoom, probe: Path, a
     assert result.reason == "the fetcher was ended by SIGSYS"
 
 
-def test_the_root_holds_only_node_plugin_sources_and_tmp(room: LockedRoom, probe: Path) -> None:
-    result, outcome = _probe(room, probe, "files")
+def test_the_root_holds_only_node_plugin_sources_and_tmp(
+    room: LockedRoom, probe: Path, user_home: Path
+) -> None:
+    # The probe has no permission model: a user's home must be absent from the room's root
+    # even though the room's user could read it on the host.
+    result = run_argv_for_tests(room, probe, ["files", str(user_home / ".netrc")], SMALL)
+    outcome = json.loads(result.stdout) if result.stdout.startswith(b"{") else None
     assert result.exit_code == 0, result.stderr_tail
     assert outcome is not None
     for path in (
@@ -411,6 +446,7 @@ def test_the_root_holds_only_node_plugin_sources_and_tmp(room: LockedRoom, probe
         "/sys",
         "/home",
         "/work",
+        str(user_home / ".netrc"),
     ):
         assert outcome[path] == "ENOENT", (path, outcome)
     assert outcome["write_plugin"] == "EROFS" and outcome["write_root"] == "EROFS"
@@ -439,6 +475,192 @@ def test_as_root_without_the_rooms_user_the_room_refuses_to_run() -> None:
     room = LockedRoom(user="almanac-no-such-user")
     with pytest.raises(RoomRefused, match="never runs as root"):
         room.run({"fetch.mjs": b"console.log('ran')"}, {}, CONTEXT, SMALL)
+
+
+# A fresh interpreter (compiled_filter() is cached per process) asks the room to run once in a
+# private mount namespace where the test has changed what the host offers; it prints what
+# happened and every program it started.
+_REFUSAL_CHILD = r"""
+import json, subprocess, sys
+started = []
+real_popen = subprocess.Popen
+def watched_popen(argv, *args, **kwargs):
+    started.append([str(a) for a in argv])
+    return real_popen(argv, *args, **kwargs)
+subprocess.Popen = watched_popen
+from almanac.sandbox.limits import RoomLimits
+from almanac.sandbox.room import LockedRoom, RoomRefused
+context = json.loads(sys.argv[1])
+try:
+    result = LockedRoom().run(
+        {"fetch.mjs": b"console.log('ran')"}, {}, context, RoomLimits(seconds=3, megabytes=64)
+    )
+    outcome = {"ran": result.stdout.decode(), "layers": dict(result.layers)}
+except RoomRefused as exc:
+    outcome = {"refused": str(exc)}
+except Exception as exc:
+    outcome = {"error": f"{type(exc).__name__}: {exc}"}
+outcome["started"] = started
+print(json.dumps(outcome))
+"""
+
+
+def _libseccomp_file() -> Path:
+    """The file the dynamic loader opens for libseccomp.so.2 on this host."""
+    ldconfig = shutil.which("ldconfig", path="/usr/sbin:/sbin:/usr/bin:/bin") or "ldconfig"
+    listing = subprocess.run(
+        [ldconfig, "-p"], capture_output=True, text=True, check=True, env={"LC_ALL": "C"}
+    ).stdout
+    native = {"x86_64": "x86-64", "aarch64": "AArch64"}.get(os.uname().machine, "")
+    for line in listing.splitlines():
+        if line.strip().startswith("libseccomp.so.2 ") and native in line:
+            return Path(line.split("=>")[1].strip()).resolve()
+    pytest.fail(f"libseccomp.so.2 is not installed: {listing[:200]}")
+
+
+def _room_on_a_changed_host(tmp_path: Path, mounts: list[str]) -> dict:
+    """Run the room once in a private mount namespace after `mounts` (shell commands)."""
+    if os.geteuid() != 0 or shutil.which("unshare") is None:
+        pytest.skip("changing what the host offers needs root and util-linux unshare")
+    empty = tmp_path / "empty"
+    empty.write_bytes(b"")
+    script = " && ".join([*(m.format(empty=empty) for m in mounts), 'exec "$@"'])
+    repo = Path(__file__).resolve().parents[2]
+    done = subprocess.run(
+        [
+            "unshare",
+            "--mount",
+            "--propagation",
+            "private",
+            "sh",
+            "-c",
+            script,
+            "sh",
+            sys.executable,
+            "-c",
+            _REFUSAL_CHILD,
+            json.dumps(CONTEXT),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=repo,
+        env={**os.environ, "PYTHONPATH": str(repo / "src")},
+    )
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout.splitlines()[-1])
+
+
+# Made a user namespace's root with the host's whole identity map (so the room's user exists
+# in it), this child sets its namespace's user.max_user_namespaces (the real kernel limit, and
+# the file the room reads) and then becomes the room child above. The limit dies with it.
+_USERNS_CHILD = r"""
+import ctypes, json, os, subprocess, sys
+libc = ctypes.CDLL(None, use_errno=True)
+if libc.unshare(0x10000000) != 0:  # CLONE_NEWUSER
+    sys.exit(f"unshare: {os.strerror(ctypes.get_errno())}")
+print("unshared", flush=True)
+sys.stdin.readline()  # the test has written the uid and gid maps
+limit, child, context = sys.argv[1:]
+if limit != "-":
+    with open("/proc/sys/user/max_user_namespaces", "w") as knob:
+        knob.write(limit)
+probe = subprocess.run(["unshare", "--user", "true"], capture_output=True, text=True)
+print(json.dumps({"limit": open("/proc/sys/user/max_user_namespaces").read().strip(),
+                  "nested_userns": probe.returncode == 0, "why": probe.stderr.strip()}),
+      flush=True)
+os.execv(sys.executable, [sys.executable, "-c", child, context])
+"""
+
+
+def _room_in_a_user_namespace(limit: str) -> tuple[dict, dict]:
+    """Run the room once as root of a fresh user namespace whose user.max_user_namespaces is
+    `limit` ("-": left alone). Returns what the namespace offered and what the room did."""
+    if os.geteuid() != 0 or shutil.which("unshare") is None:
+        pytest.skip("mapping the host's users into a namespace needs root and util-linux")
+    repo = Path(__file__).resolve().parents[2]
+    child = subprocess.Popen(
+        [sys.executable, "-c", _USERNS_CHILD, limit, _REFUSAL_CHILD, json.dumps(CONTEXT)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=repo,
+        env={**os.environ, "PYTHONPATH": str(repo / "src")},
+    )
+    try:
+        assert child.stdout is not None and child.stdin is not None
+        assert child.stdout.readline() == "unshared\n", child.stderr and child.stderr.read()
+        for name in ("uid_map", "gid_map"):
+            Path(f"/proc/{child.pid}/{name}").write_text("0 0 4294967295\n")
+        out, err = child.communicate("go\n", timeout=60)
+    finally:
+        if child.poll() is None:
+            child.kill()
+            child.wait()
+    assert child.returncode == 0, err
+    offered, outcome = (json.loads(line) for line in out.splitlines()[-2:])
+    return offered, outcome
+
+
+def test_in_a_user_namespace_with_nested_namespaces_allowed_the_room_runs() -> None:
+    """The control for the test below: the same child, the limit left alone."""
+    offered, outcome = _room_in_a_user_namespace("-")
+    assert offered["nested_userns"] is True, offered
+    assert outcome.get("ran") == "ran\n", outcome
+
+
+def test_without_user_namespaces_the_room_refuses_to_run() -> None:
+    """The real host condition: user.max_user_namespaces is 0, so the kernel refuses every new
+    user namespace (checked with unshare first). The room says why and starts nothing: no
+    bubblewrap, no Node. (This container lacks CAP_SYS_RESOURCE, so the host's own setting
+    cannot be changed; the limit is set in a user namespace of the test's own instead.)"""
+    offered, outcome = _room_in_a_user_namespace("0")
+    assert offered["limit"] == "0" and offered["nested_userns"] is False, offered
+    assert outcome.get("refused") == (
+        "user namespaces are disabled (user.max_user_namespaces is 0)"
+    ), outcome
+    assert _started_nothing(outcome), outcome
+
+
+def _started_nothing(outcome: dict) -> bool:
+    return not any("--unshare-user" in argv for argv in outcome["started"])
+
+
+def test_the_host_check_child_runs_the_room_when_nothing_is_changed(tmp_path: Path) -> None:
+    """The control for the two tests below: the same child, the same namespace, no change."""
+    outcome = _room_on_a_changed_host(tmp_path, [])
+    assert outcome.get("ran") == "ran\n", outcome
+    assert outcome["layers"]["seccomp"] is True
+
+
+def test_with_an_unloadable_libseccomp_the_room_refuses_to_run(tmp_path: Path) -> None:
+    # An empty file where the loader finds libseccomp.so.2: the bindings cannot load it.
+    library = _libseccomp_file()
+    outcome = _room_on_a_changed_host(tmp_path, [f"mount --bind {{empty}} {library}"])
+    assert "refused" in outcome, outcome
+    assert outcome["refused"].startswith("seccomp is unavailable:"), outcome
+    assert "libseccomp" in outcome["refused"]
+    assert _started_nothing(outcome), outcome
+
+
+def test_without_libseccomp_the_room_refuses_to_run(tmp_path: Path) -> None:
+    # The library file and the loader's cache both empty: ctypes finds no libseccomp.
+    library = _libseccomp_file()
+    outcome = _room_on_a_changed_host(
+        tmp_path,
+        [f"mount --bind {{empty}} {library}", "mount --bind {empty} /etc/ld.so.cache"],
+    )
+    assert _started_nothing(outcome), outcome
+    assert outcome.get("refused", "").startswith("seccomp is unavailable"), outcome
+
+
+def test_without_seccomp_in_the_kernel_the_room_refuses_to_run(tmp_path: Path) -> None:
+    # The kernel's answer: no /proc/sys/kernel/seccomp/actions_avail, as on a kernel built
+    # without CONFIG_SECCOMP_FILTER (an empty tmpfs hides the real folder).
+    outcome = _room_on_a_changed_host(tmp_path, ["mount -t tmpfs none /proc/sys/kernel/seccomp"])
+    assert outcome.get("refused") == "the kernel has no seccomp filter support", outcome
+    assert _started_nothing(outcome), outcome
 
 
 def test_limits_come_from_the_manifest_and_only_lower_the_defaults() -> None:

@@ -11,7 +11,7 @@ from almanac.platform.lifecycle import RunTrigger
 from almanac.platform.store.engine import write_transaction
 from almanac.platform.store.held import NothingHeld, decide_held
 from almanac.platform.store.plugins import plugin_status
-from almanac.platform.store.reading import held_details
+from almanac.platform.store.reading import held_details, last_runs, records_between
 
 from .conftest import TODAY, Plug, event, series_of, value
 from .test_write import history, record_state_of, stored
@@ -48,6 +48,57 @@ def test_omitted_record_in_window_counts_misses_then_is_withdrawn(snap: Plug) ->
     assert back.counts.returned == 1
     assert len(stored(snap)) == 2
     assert record_state_of(snap, "snap", TODAY - timedelta(days=1))["misses"] == 0
+
+
+def _ended_at(plug: Plug, run_id: int):  # type: ignore[no-untyped-def]
+    with plug.engine.connect() as conn:
+        (run,) = [r for r in last_runs(conn, plug.id, limit=100) if r["id"] == run_id]
+    return run["ended_at"]
+
+
+@pytest.mark.parametrize("returned_rate", [1.25, 1])
+def test_a_withdrawn_key_printed_again_returns_as_a_revision(
+    snap: Plug, returned_rate: float
+) -> None:
+    """The returned record keeps its whole history: the content it had, the withdrawn state
+    (with the run that withdrew it), each valid over [valid_from, valid_to) without a gap,
+    whether it comes back with other content or the same."""
+    d = TODAY - timedelta(days=1)
+    first = snap.write([value(day(-1), 1, "snap")])
+    for _ in range(2):
+        snap.write([])
+    withdrawing = snap.write([])
+    assert withdrawing.counts.withdrawn == 1
+    back = snap.write([value(day(-1), returned_rate, "snap")])
+    assert (back.counts.returned, back.counts.revised, back.counts.new) == (1, 0, 0)
+
+    written, withdrawn, current = history(snap, "snap", d)
+    assert written.content["fields"] == {"rate": 1} and not written.withdrawn
+    assert written.run_id == first.run_id and written.moved_to is None
+    assert written.valid_from == _ended_at(snap, first.run_id)
+    assert written.valid_to == _ended_at(snap, withdrawing.run_id)
+
+    assert withdrawn.content["fields"] == {"rate": 1} and withdrawn.withdrawn
+    assert withdrawn.run_id == withdrawing.run_id
+    assert withdrawn.valid_from == written.valid_to
+    assert withdrawn.valid_to == _ended_at(snap, back.run_id)
+
+    assert current.content["fields"] == {"rate": returned_rate} and not current.withdrawn
+    assert current.run_id == back.run_id and current.version_id == snap.version_id
+    assert current.valid_from == withdrawn.valid_to and current.valid_to is None
+    state = record_state_of(snap, "snap", d)
+    assert (state["withdrawn"], state["misses"], state["run_id"]) == (False, 0, back.run_id)
+
+    # "As of" reads agree: visible before the withdrawal, hidden while withdrawn, back after.
+    with snap.engine.connect() as conn:
+
+        def seen(moment):  # type: ignore[no-untyped-def]
+            found = records_between(conn, [snap.id], d, d, as_of=moment)
+            return [r.content["fields"]["rate"] for r in found]
+
+        assert seen(written.valid_to - timedelta(seconds=1)) == [1]
+        assert seen(withdrawn.valid_from) == []
+        assert seen(current.valid_from) == [returned_rate]
 
 
 def test_printed_again_the_count_starts_over(snap: Plug) -> None:

@@ -100,7 +100,7 @@ def compiled_filter() -> bytes:
     """
     try:
         import pyseccomp as seccomp
-    except (ImportError, OSError) as exc:  # libseccomp2 missing
+    except (ImportError, OSError, RuntimeError) as exc:  # libseccomp2 missing or unloadable
         raise SeccompUnavailable(f"seccomp is unavailable: {exc}") from exc
 
     refuse = seccomp.ERRNO(errno.EPERM)

@@ -1,4 +1,5 @@
-// Tries the host's loopback server, a public address and name resolution; prints what each did.
+// Tries the host's loopback server (fetch and a bare node:net connection), a public address and
+// name resolution; prints what each did.
 import fs from 'node:fs';
 import net from 'node:net';
 import dns from 'node:dns/promises';
@@ -11,6 +12,10 @@ const attempt = async (name, fn) => {
   outcome[`${name}_ms`] = Date.now() - began;
 };
 await attempt('fetch_loopback', () => fetch(`http://127.0.0.1:${context.port}/`));
+await attempt('tcp_loopback', () => new Promise((resolve, reject) => {
+  const socket = net.connect(context.port, '127.0.0.1', () => { socket.destroy(); resolve(); });
+  socket.on('error', reject);
+}));
 await attempt('fetch_public', () => fetch('http://93.184.215.14/', { signal: AbortSignal.timeout(5000) }));
 await attempt('tcp_public', () => new Promise((resolve, reject) => {
   const socket = net.connect(443, '1.1.1.1', resolve); socket.on('error', reject);
