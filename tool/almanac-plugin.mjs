@@ -3,8 +3,8 @@
 //
 //   node almanac-plugin.mjs help
 //
-// Sections: constants and catalog, small helpers, manifest rules, record rules, digest,
-// imports, zip writer, guard/runner, check, preview renderer, downloads (probe), init
+// Sections: constants and catalog, small helpers, manifest rules, update rules, record rules,
+// digest, imports, zip writer, guard/runner, check, preview renderer, downloads (probe), init
 // templates, commands, CLI. The file can be imported (tests use renderDays, validateManifest,
 // validateRecords, computeDigest, ...) and run as a program.
 
@@ -13,7 +13,7 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import * as zlib from "node:zlib";
-import { spawn } from "node:child_process";
+import { execFile, spawn } from "node:child_process";
 import { builtinModules } from "node:module";
 import { fileURLToPath, pathToFileURL } from "node:url";
 
@@ -238,11 +238,22 @@ export function dateInZone(instant, zone) {
   return `${get("year").padStart(4, "0")}-${get("month")}-${get("day")}`;
 }
 
-/** A named IANA zone (offsets and abbreviation-like names refused). */
+/**
+ * Fixed-offset names of the IANA database that the contract refuses as offsets (shared rule
+ * with the server; tests/conformance/manifests/timezone-offset-zones.json): `Etc/GMT+5`,
+ * `Etc/GMT-14`, `GMT+0` (any signed GMT offset, with or without `Etc/`) and the legacy
+ * fixed-offset zones EST, MST and HST. UTC, Etc/UTC, GMT and every place zone stay named zones.
+ */
+export function isOffsetZoneName(zone) {
+  return /^(Etc\/)?GMT[+-]\d+$/.test(zone) || ["EST", "MST", "HST"].includes(zone);
+}
+
+/** A named IANA zone (offsets, fixed-offset names and abbreviation-like names refused). */
 export function isNamedZone(zone) {
   if (typeof zone !== "string" || chars(zone) < 1 || chars(zone) > 100) return false;
   if (!/^[A-Za-z][A-Za-z0-9_+\-]*(\/[A-Za-z0-9_+\-]+)*$/.test(zone)) return false;
   if (/^(GMT|UTC)?[+-]\d/.test(zone)) return false;
+  if (isOffsetZoneName(zone)) return false;
   try {
     const resolved = new Intl.DateTimeFormat("en-US", { timeZone: zone }).resolvedOptions().timeZone;
     if (/^[+-]/.test(resolved)) return false;
@@ -504,7 +515,7 @@ export function validateManifest(doc, { folder = null } = {}) {
   }
   if (has(doc, "name")) c.names(doc.name, "name");
   if (has(doc, "version") && !(typeof doc.version === "string" && VERSION_RE.test(doc.version))) c.add("PLG-MANIFEST-VERSION", "version", `${show(doc.version)} is not major.minor.patch (three non-negative integers without leading zeros)`);
-  if (has(doc, "timezone") && c.text(doc.timezone, "timezone", "PLG-MANIFEST-TIMEZONE", 1, 100) && !isNamedZone(doc.timezone)) c.add("PLG-MANIFEST-TIMEZONE", "timezone", `${show(doc.timezone)} is not a named IANA time zone`);
+  if (has(doc, "timezone") && c.text(doc.timezone, "timezone", "PLG-MANIFEST-TIMEZONE", 1, 100) && !isNamedZone(doc.timezone)) c.add("PLG-MANIFEST-TIMEZONE", "timezone", isOffsetZoneName(doc.timezone) ? `${show(doc.timezone)} is a fixed offset, not a named IANA time zone; use the place's zone, such as America/New_York` : `${show(doc.timezone)} is not a named IANA time zone`);
   if (has(doc, "audience")) c.choice(doc.audience, "audience", "PLG-MANIFEST-AUDIENCE", AUDIENCES);
   if (has(doc, "schedule") && c.text(doc.schedule, "schedule", "PLG-MANIFEST-SCHEDULE", 1, 100)) {
     try {
@@ -658,6 +669,56 @@ export function readManifestText(text, opts = {}) {
     return { manifest: null, problems: [problem("PLG-MANIFEST-INVALID-JSON", `plugin.json is not JSON: ${e.message}`)] };
   }
   return { manifest: m, problems: validateManifest(m, opts) };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Update rules ("Versioning" rule 4): a candidate manifest against the published one. The same
+// findings, order and paths as src/almanac/platform/contract/updates.py; tests/conformance/updates/
+// holds the cases. Both manifests are expected to pass validateManifest.
+// ---------------------------------------------------------------------------------------------
+
+/**
+ * Every Versioning rule 4 finding of `candidate` as an update of `published`, in order: time
+ * zone, then series by the candidate's order, removed series, then new source hosts. Paths point
+ * into the candidate; a removed series has the path `series` and its key in the message.
+ */
+export function compareManifests(published, candidate) {
+  const out = [];
+  const shown = (v) => (v === undefined || v === null ? "none" : JSON.stringify(v));
+  if (candidate.timezone !== published.timezone) out.push(problem("PLG-UPDATE-TIMEZONE", `timezone: the update changes ${published.timezone} to ${candidate.timezone}`, { path: "timezone" }));
+  const before = new Map(published.series.map((s) => [s.key, s]));
+  candidate.series.forEach((series, index) => {
+    const old = before.get(series.key);
+    if (!old) return;
+    const at = `series[${index}]`;
+    let kindChanged = false;
+    for (const [code, name] of [["PLG-UPDATE-SERIES-KIND", "kind"], ["PLG-UPDATE-SERIES-UNIT", "unit"], ["PLG-UPDATE-SERIES-DATES", "dates"]]) {
+      const was = old[name] ?? null;
+      const now = series[name] ?? null;
+      if (was !== now) {
+        if (name === "kind") kindChanged = true;
+        out.push(problem(code, `${at}.${name}: series ${series.key} changes ${name} from ${shown(was)} to ${shown(now)}`, { path: `${at}.${name}` }));
+      }
+    }
+    if (kindChanged) return;
+    const fields = new Set(series.fields || []);
+    for (const field of old.fields || []) {
+      if (!fields.has(field)) out.push(problem("PLG-UPDATE-FIELD-REMOVED", `${at}.fields: series ${series.key} no longer has field ${field}`, { path: `${at}.fields` }));
+    }
+  });
+  const kept = new Set(candidate.series.map((s) => s.key));
+  for (const series of published.series) {
+    if (!kept.has(series.key)) out.push(problem("PLG-UPDATE-SERIES-REMOVED", `series: the update removes series ${series.key} (its records are kept)`, { path: "series" }));
+  }
+  const oldHosts = new Set(published.sources.map((s) => urlHost(s.url)));
+  const seen = new Set();
+  candidate.sources.forEach((source, index) => {
+    const host = urlHost(source.url);
+    if (oldHosts.has(host) || seen.has(host)) return;
+    seen.add(host);
+    out.push(problem("PLG-UPDATE-SOURCE-HOST-ADDED", `sources[${index}].url: the update adds the source host ${host}`, { path: `sources[${index}].url` }));
+  });
+  return out;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1220,9 +1281,16 @@ const wrapAll = (obj) => {
   }
 };
 const fsm = load("node:fs");
+const { writeSync } = fsm;
 wrapAll(fsm);
 wrapAll(fsm.promises);
 syncBuiltinESMExports();
+// Memory: Node's own resident memory with the guard loaded, before the fetcher's code (the
+// parent counts the limit above it), and the peak at exit (a spike between the parent's
+// samples is still seen). Written straight to fd 2, so even an exit handler's line arrives.
+const usage = process.resourceUsage;
+try { writeSync(2, "\\n${MARK} rss " + process.memoryUsage.rss() + "\\n"); } catch {}
+process.on("exit", () => { try { writeSync(2, "\\n${MARK} peak " + usage().maxRSS * 1024 + "\\n"); } catch {} });
 `;
 const GUARD_URL = `data:text/javascript;base64,${Buffer.from(GUARD_SOURCE).toString("base64")}`;
 
@@ -1235,16 +1303,86 @@ function realOrSelf(p) {
 }
 
 /**
+ * What the fetcher may read of its folder: the files the locked room would have ("The locked
+ * room" rule 2), that is the digest-covered files. Top-level covered files one by one, and each
+ * top-level folder other than fixtures/, listing/, .git/ and node_modules/ whole (everything in
+ * such a folder is covered except .DS_Store; a whole folder can also be listed). Symbolic links
+ * are left out (PLG-CODE-SYMLINK).
+ */
+export function roomReadPaths(folder) {
+  const out = [];
+  let entries = [];
+  try {
+    entries = fs.readdirSync(folder, { withFileTypes: true });
+  } catch {
+    return out;
+  }
+  for (const ent of entries) {
+    const rel = ent.name;
+    if (ent.isSymbolicLink() || NEVER_PACKED(rel)) continue;
+    if (ent.isDirectory()) {
+      if (!["fixtures", "listing"].includes(rel)) out.push(path.join(folder, rel));
+    } else if (ent.isFile() && isCovered(rel)) out.push(path.join(folder, rel));
+  }
+  return out.sort();
+}
+
+/** Resident memory of a process in bytes, or null: /proc/<pid>/status on Linux. */
+function procResident(pid) {
+  try {
+    const m = /^VmRSS:\s*(\d+)\s*kB/m.exec(fs.readFileSync(`/proc/${pid}/status`, "latin1"));
+    return m ? Number(m[1]) * 1024 : null;
+  } catch {
+    return null;
+  }
+}
+
+export const MEMORY_POLL_MS = process.platform === "linux" ? 10 : 100;
+/**
+ * Sample a child's resident memory every MEMORY_POLL_MS until the returned stop is called:
+ * /proc/<pid>/status (VmRSS) on Linux, `ps -o rss= -p <pid>` elsewhere.
+ */
+function watchResident(pid, onSample) {
+  let stopped = false;
+  let busy = false;
+  const linux = process.platform === "linux" && procResident(pid) !== null;
+  const tick = () => {
+    if (stopped || busy) return;
+    if (linux) {
+      const bytes = procResident(pid);
+      if (bytes !== null) onSample(bytes);
+      return;
+    }
+    busy = true;
+    execFile("ps", ["-o", "rss=", "-p", String(pid)], { timeout: 5000 }, (err, out) => {
+      busy = false;
+      const kb = parseInt(String(out).trim(), 10);
+      if (!stopped && !err && kb > 0) onSample(kb * 1024);
+    });
+  };
+  const timer = setInterval(tick, MEMORY_POLL_MS);
+  tick();
+  return () => {
+    stopped = true;
+    clearInterval(timer);
+  };
+}
+
+/**
  * Run `node fetch.mjs` in `folder` with the context on stdin, behind the guard.
  * Returns {exit, signal, stdout: Buffer, stderr, lastLine, killed: "time"|"memory"|"output"|null,
- * network: [what], denied: [{permission, resource}], seconds}.
+ * network: [what], denied: [{permission, resource}], seconds, limits: {seconds, megabytes},
+ * memory: {baseline, peak, used} (bytes; used is the peak above Node's own start)}.
  */
 export function runFetcher({ folder, context, readPaths = [], limits = {} }) {
   const seconds = isInt(limits.seconds) ? Math.min(limits.seconds, 120) : 120;
   const megabytes = isInt(limits.megabytes) ? Math.min(limits.megabytes, 256) : 256;
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "almanac-run-"));
+  // Reads: the files the room would have (never fixtures/, listing/ or README.md) and the run's
+  // sources; each as written and as its real path, so a linked folder reads its own files (1.3.0).
+  folder = path.resolve(folder);
   const reads = new Set();
-  for (const p of [folder, ...readPaths]) {
+  for (const p of [...roomReadPaths(folder), ...readPaths]) {
     reads.add(path.resolve(p));
     reads.add(realOrSelf(path.resolve(p)));
   }
@@ -1263,6 +1401,17 @@ export function runFetcher({ folder, context, readPaths = [], limits = {} }) {
       } catch {}
     };
     const timer = setTimeout(() => kill("time"), seconds * 1000);
+    // Memory: the V8 heap is capped above; Buffers, typed arrays and native memory are not, so
+    // the child's resident memory above Node's own start (reported first thing by the guard) is
+    // watched from here, and the peak the guard reports at exit is compared too.
+    const limitBytes = megabytes * 1024 * 1024;
+    let baseline = null;
+    let peak = 0;
+    const overLimit = (bytes) => baseline !== null && bytes - baseline > limitBytes;
+    const stopWatch = child.pid ? watchResident(child.pid, (bytes) => {
+      peak = Math.max(peak, bytes);
+      if (overLimit(bytes)) kill("memory");
+    }) : () => {};
     child.stdout.on("data", (d) => {
       outBytes += d.length;
       if (outBytes > OUTPUT_LIMIT) return kill("output");
@@ -1270,6 +1419,10 @@ export function runFetcher({ folder, context, readPaths = [], limits = {} }) {
     });
     child.stderr.on("data", (d) => {
       if (err.length < 4 * 1024 * 1024) err += d.toString("utf8");
+      if (baseline === null) {
+        const m = new RegExp(`(?:^|\\n)${MARK} rss (\\d+)\\n`).exec(err);
+        if (m) baseline = Number(m[1]);
+      }
     });
     child.stdin.on("error", () => {});
     child.stdin.end(JSON.stringify(context) + "\n");
@@ -1278,12 +1431,18 @@ export function runFetcher({ folder, context, readPaths = [], limits = {} }) {
     });
     child.on("close", (exit, signal) => {
       clearTimeout(timer);
+      stopWatch();
       fs.rmSync(tmp, { recursive: true, force: true });
       if (!killed && /JavaScript heap out of memory|Reached heap limit|Allocation failed/.test(err)) killed = "memory";
       const network = [];
       const denied = [];
       const plain = [];
       for (const line of err.split("\n")) {
+        if (line.startsWith(`${MARK} rss `)) continue;
+        if (line.startsWith(`${MARK} peak `)) {
+          peak = Math.max(peak, Number(line.slice(MARK.length + 6)) || 0);
+          continue;
+        }
         if (line.startsWith(`${MARK} network `)) network.push(line.slice(MARK.length + 9));
         else if (line.startsWith(`${MARK} denied `)) {
           const m = /^(\S*) (.*)$/.exec(line.slice(MARK.length + 8));
@@ -1295,7 +1454,9 @@ export function runFetcher({ folder, context, readPaths = [], limits = {} }) {
         if (!denied.some((d) => d.permission === m[1] && d.resource === (m[2] || ""))) denied.push({ permission: m[1], resource: m[2] || "" });
       }
       const lastLine = reasonLine(plain).slice(0, 300);
-      resolve({ exit, signal, stdout: Buffer.concat(out), stderr: plain.join("\n"), lastLine, killed, network, denied, seconds: (Date.now() - started) / 1000, limits: { seconds, megabytes } });
+      if (!killed && overLimit(peak)) killed = "memory";
+      const memory = { baseline, peak, used: baseline !== null && peak ? Math.max(0, peak - baseline) : null };
+      resolve({ exit, signal, stdout: Buffer.concat(out), stderr: plain.join("\n"), lastLine, killed, network, denied, seconds: (Date.now() - started) / 1000, limits: { seconds, megabytes }, memory });
     });
   });
 }
@@ -1319,9 +1480,9 @@ export function runProblems(res, label, { expectFailure = false } = {}) {
   const out = [];
   if (res.network.length) out.push(problem("PLG-RUN-NETWORK", `${label}: the fetcher tried the network (${[...new Set(res.network)].join(", ")}); fetchers read only the files in context.sources`));
   const reads = res.denied.filter((d) => d.permission === "FileSystemRead");
-  if (reads.length) out.push(problem("PLG-RUN-READ-OUTSIDE", `${label}: the fetcher read ${reads.map((d) => d.resource || "a file").filter((v, i, a) => a.indexOf(v) === i).join(", ")} outside its folder and sources`));
+  if (reads.length) out.push(problem("PLG-RUN-READ-OUTSIDE", `${label}: the fetcher read ${reads.map((d) => d.resource || "a file").filter((v, i, a) => a.indexOf(v) === i).join(", ")} outside its code and sources (the locked room has only the files the digest covers, and the sources; no fixtures, listing or README)`));
   if (res.killed) {
-    const why = res.killed === "time" ? `ran past ${res.limits.seconds} seconds` : res.killed === "memory" ? `ran past ${res.limits.megabytes} MB of memory` : "printed over 64 MB";
+    const why = res.killed === "time" ? `ran past ${res.limits.seconds} seconds (limits.seconds)` : res.killed === "memory" ? `used more than ${res.limits.megabytes} MB of memory (limits.megabytes, counted above Node's own start)` : "printed more than 64 MB of output (the output limit)";
     out.push(problem("PLG-RUN-KILLED", `${label}: the fetcher was stopped: it ${why}`));
   }
   if (!expectFailure && !out.length && res.exit !== 0) out.push(problem("PLG-RUN-FAILED", `${label}: the fetcher exited with ${res.exit ?? res.signal}: ${res.lastLine || "(no message on stderr)"}`));
@@ -2213,12 +2374,18 @@ function resolveOverrides(env = process.env) {
   return map;
 }
 
-/** Download one source: {ok: true, body} or {ok: false, detail}. */
-export async function downloadSource(source, { today, hosts, base = baseUrl(), onProgress = () => {} }) {
+export const DOWNLOAD_SECONDS = 60;
+/**
+ * Download one source: {ok: true, body} or {ok: false, detail}. `seconds` (60, the spec's
+ * limit; a parameter for tests) bounds the whole download, redirects included, not only a
+ * silence between packets.
+ */
+export async function downloadSource(source, { today, hosts, base = baseUrl(), onProgress = () => {}, seconds = DOWNLOAD_SECONDS }) {
   const https = await import("node:https");
   const limit = source.maxBytes || MAX_BYTES;
   let url = fillUrl(source.url, today);
-  const deadline = Date.now() + 60000;
+  const deadline = Date.now() + seconds * 1000;
+  const late = `took over ${seconds} seconds`;
   for (let hop = 0; hop <= 5; hop++) {
     let u;
     try {
@@ -2229,9 +2396,14 @@ export async function downloadSource(source, { today, hosts, base = baseUrl(), o
     if (u.protocol !== "https:") return { ok: false, detail: `${url} is not https` };
     if (u.username || u.password) return { ok: false, detail: `${url} carries credentials` };
     if (!hosts.has(u.hostname)) return { ok: false, detail: `${u.hostname} is not a host a source names` };
-    const res = await new Promise((resolve) => {
+    const res = await new Promise((settle) => {
       const left = deadline - Date.now();
-      if (left <= 0) return resolve({ ok: false, detail: "took over 60 seconds" });
+      if (left <= 0) return settle({ ok: false, detail: late });
+      let timer = null;
+      const resolve = (v) => {
+        clearTimeout(timer);
+        settle(v);
+      };
       const pinned = resolveOverrides().get(u.hostname);
       const lookup = pinned ? (_h, opts, cb) => (opts && opts.all ? cb(null, [{ address: pinned, family: pinned.includes(":") ? 6 : 4 }]) : cb(null, pinned, pinned.includes(":") ? 6 : 4)) : undefined;
       const req = https.request(u, { method: "GET", lookup, headers: { "user-agent": `Almanac plug-ins (+${base})`, accept: "*/*" } }, (resp) => {
@@ -2267,10 +2439,10 @@ export async function downloadSource(source, { today, hosts, base = baseUrl(), o
         resp.on("error", (e) => resolve({ ok: false, detail: e.message }));
         resp.on("aborted", () => resolve({ ok: false, detail: "the response was cut short" }));
       });
-      req.setTimeout(left, () => {
+      timer = setTimeout(() => {
+        resolve({ ok: false, detail: late });
         req.destroy();
-        resolve({ ok: false, detail: "took over 60 seconds" });
-      });
+      }, left);
       req.on("error", (e) => resolve({ ok: false, detail: e.code ? `${e.code} ${e.message}` : e.message }));
       req.end();
     });
@@ -2309,18 +2481,23 @@ export async function downloadAll(manifest, dir, { today, quiet = false } = {}) 
 // Init templates
 // ---------------------------------------------------------------------------------------------
 
-// Short words that are words, not acronyms, when an id is turned into a name.
-const NOT_ACRONYMS = new Set(["and", "the", "of", "for", "new", "day", "days", "in", "on", "to", "by", "at", "oil", "gas", "tax", "sea", "air", "low", "all", "top", "end", "old", "art", "law", "age", "job", "car", "bus", "sun", "map"]);
+// Well-known acronyms that have a vowel (a part without one is an acronym anyway): central
+// banks, statistics offices, currencies, places and common indicators.
+export const KNOWN_ACRONYMS = new Set([
+  "ecb", "fed", "fomc", "imf", "oecd", "ons", "boe", "boj", "snb", "rba", "bis", "eia", "iea", "opec", "ilo", "wto", "nber", "bea", "noaa", "nasa", "nyse", "sec", "eu", "un", "uk", "us", "usa", "uae",
+  "usd", "eur", "gbp", "jpy", "aud", "cad", "nzd", "cny", "sek", "nok", "dop", "mxn", "inr", "hkd", "sgd", "zar", "brl",
+  "cpi", "ppi", "pmi", "ism", "api",
+]);
 /**
  * The display name of an id (tool 1.4.0: acronyms kept). Each hyphen-separated part becomes a
- * word: a part of at most three letters, or with no vowel (a, e, i, o, u, y), is an acronym
- * and written in capitals (ecb-fx -> "ECB FX", bcrd-usd -> "BCRD USD", fed-h10 -> "FED H10"),
- * unless it is a common short word (and, the, of, new, day, oil, gas, tax, ...); other parts
- * get a capital first letter (bank-holidays -> "Bank Holidays").
+ * word. A part is an acronym, written in capitals, when it has no vowel (a, e, i, o, u, y:
+ * bls, fx, gdp, bcrd, h10) or is a well-known acronym of KNOWN_ACRONYMS (ecb, fed, fomc, imf,
+ * oecd, ons, usd, eur, uk, us, eu, un, cpi, ...); every other part gets a capital first letter.
+ * `ecb-fx-rates` -> "ECB FX Rates", `my-value-plugin` -> "My Value Plugin".
  */
 export function nameFromId(id) {
   return id.split("-").filter(Boolean).map((part) => {
-    const acronym = (part.length <= 3 || !/[aeiouy]/.test(part)) && !NOT_ACRONYMS.has(part);
+    const acronym = !/[aeiouy]/.test(part) || KNOWN_ACRONYMS.has(part);
     return acronym ? part.toUpperCase() : part[0].toUpperCase() + part.slice(1);
   }).join(" ");
 }
@@ -2519,6 +2696,9 @@ No other keys. Every series and field must be declared in plugin.json. Nothing m
 - Determinism: the same files and context give the same bytes. No timestamps, random numbers,
   system clock (use \`today\` from the context) or environment. Almanac runs the fixtures twice.
 - Imports: only your own \`.mjs\` files (relative paths) and \`node:\` built-ins. No packages, no network.
+- Read only the paths in \`context.sources\` and your own code files: \`fixtures/\`, \`listing/\` and
+  README.md are not there when Almanac runs the fetcher (PLG-RUN-READ-OUTSIDE).
+- Stay within \`limits\` (seconds; megabytes of memory above Node's own, Buffers included) and 64 MB of output.
 - When a file is not what the fetcher knows (renamed column, new status, missing list), print one
   line on stderr explaining it and exit 2. Never guess: nothing is written and the reader sees that
   the plug-in could not refresh. Exit 0 when the files read as expected, even with nothing new.
@@ -2805,7 +2985,7 @@ const COMMANDS = {
   init: {
     run: cmdInit, options: { kind: "value", timezone: "value" }, usage: "init <id> [--kind value|event|item] [--timezone <zone>]",
     about: "Create a new folder <id> with plugin.json, fetch.mjs, fixtures/ (sources, records.jsonl, context.json at ALMANAC_PLUGIN_NOW or now, a failing run case), README.md, AGENTS.md and CLAUDE.md. It passes check as created.",
-    details: ["--kind       the first series' kind (default value)", "--timezone   IANA zone of the manifest (default the machine's)", "The name is made from the id; short parts and parts without vowels stay acronyms: ecb-fx -> \"ECB FX\"."],
+    details: ["--kind       the first series' kind (default value)", "--timezone   IANA zone of the manifest (default the machine's)", "The name is made from the id; parts without a vowel and well-known acronyms (ecb, fed, imf, oecd, usd, uk, cpi, ...) stay in capitals: ecb-fx-rates -> \"ECB FX Rates\", my-value-plugin -> \"My Value Plugin\"."],
   },
   check: {
     run: cmdCheck, options: { update: "flag", json: "flag" }, usage: "check [<folder>] [--update] [--json]",
@@ -2842,7 +3022,7 @@ Exit codes: 0 done or passes; 1 does not pass (problems on stderr) or a source c
 Environment: ALMANAC_BASE_URL (default ${DEFAULT_BASE_URL}) for docs links and the User-Agent;
 ALMANAC_PLUGIN_NOW (ISO instant) the moment init writes to fixtures/context.json and check uses without one;
 ALMANAC_PLUGIN_RESOLVE ("host=address,...") pins source hosts to addresses for probe and preview --live.
-The fetcher runs behind a guard (no network, reads only its folder and sources, limits kill it):
+The fetcher runs behind a guard (no network, reads only its code files and sources, limits kill it):
 a safeguard, not a sandbox. Publishing commands (login, upload, submit, ...) come in a later version.
 `);
   return 0;

@@ -7,6 +7,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { spawnSync } from "node:child_process";
 import { tool, tempDir, copyPlugin, editJson, codes } from "./helpers.mjs";
+import { nameFromId, validateManifest } from "../../tool/almanac-plugin.mjs";
 
 let work;
 const made = {};
@@ -53,13 +54,39 @@ test("init keeps acronyms in the name and refuses bad input with exit 2", () => 
   const dir = tempDir();
   assert.equal(tool(["init", "ecb-fx", "--timezone", "Europe/Berlin"], { cwd: dir }).code, 0);
   assert.equal(JSON.parse(fs.readFileSync(path.join(dir, "ecb-fx/plugin.json"), "utf8")).name.en, "ECB FX");
+  assert.equal(tool(["init", "my-value-plugin", "--timezone", "Europe/Berlin"], { cwd: dir }).code, 0);
+  assert.equal(JSON.parse(fs.readFileSync(path.join(dir, "my-value-plugin/plugin.json"), "utf8")).name.en, "My Value Plugin");
+  // Acronyms: a part with no vowel, or a well-known one; short words are words.
+  const names = {
+    "my-value-plugin": "My Value Plugin", "ecb-fx-rates": "ECB FX Rates", "bls-release-calendar": "BLS Release Calendar",
+    "bcrd-usd-rates": "BCRD USD Rates", "uk-bank-holidays": "UK Bank Holidays", "us-cpi": "US CPI", "gdp-now": "GDP Now",
+    "imf-oecd-eu-un": "IMF OECD EU UN", "fed-fomc-ons": "FED FOMC ONS", "oil-and-gas-day": "Oil And Gas Day", "new-art-map": "New Art Map",
+  };
+  for (const [id, name] of Object.entries(names)) assert.equal(nameFromId(id), name, id);
   assert.equal(tool(["init"], { cwd: dir }).code, 2);
   assert.equal(tool(["init", "Bad_Id"], { cwd: dir }).code, 2);
   assert.equal(tool(["init", "store"], { cwd: dir }).code, 2);
   assert.equal(tool(["init", "x-rates", "--kind", "number"], { cwd: dir }).code, 2);
   assert.equal(tool(["init", "x-rates", "--timezone", "+01:00"], { cwd: dir }).code, 2);
+  assert.equal(tool(["init", "x-rates", "--timezone", "Etc/GMT+5"], { cwd: dir }).code, 2);
+  assert.equal(tool(["init", "x-rates", "--timezone", "EST"], { cwd: dir }).code, 2);
   assert.equal(tool(["init", "ecb-fx"], { cwd: dir }).code, 1, "an existing folder is not overwritten");
   assert.ok(!fs.existsSync(path.join(dir, "x-rates")));
+});
+
+test("time zones: fixed offsets written as zone names are refused, UTC, GMT and place zones kept", () => {
+  const base = JSON.parse(fs.readFileSync(path.join(made.value, "plugin.json"), "utf8"));
+  const zoneProblems = (zone) => validateManifest({ ...base, timezone: zone }).map((p) => [p.code, p.path]);
+  for (const zone of ["Etc/GMT+5", "Etc/GMT-14", "GMT+0", "GMT-0", "Etc/GMT+0", "Etc/GMT-1", "EST", "MST", "HST", "+01:00", "UTC+1"]) {
+    assert.deepEqual(zoneProblems(zone), [["PLG-MANIFEST-TIMEZONE", "timezone"]], zone);
+  }
+  for (const zone of ["UTC", "Etc/UTC", "GMT", "Etc/GMT", "Europe/Berlin", "America/New_York", "America/Santo_Domingo", "Pacific/Honolulu", "America/Phoenix", "EST5EDT", "US/Eastern"]) {
+    assert.deepEqual(zoneProblems(zone), [], zone);
+  }
+  assert.match(validateManifest({ ...base, timezone: "Etc/GMT+5" })[0].message, /fixed offset/);
+  const dir = copyPlugin(made.value);
+  editJson(path.join(dir, "plugin.json"), (m) => (m.timezone = "Etc/GMT+5"));
+  expectCodes(dir, "PLG-MANIFEST-TIMEZONE");
 });
 
 test("help, unknown commands and options", () => {
@@ -194,7 +221,8 @@ test("the guard: network attempts, reads outside, limits, failures", () => {
   const big = copyPlugin(made.value);
   editJson(path.join(big, "plugin.json"), (m) => (m.limits = { megabytes: 16 }));
   fetcher(big, "const keep = [];\nwhile (true) keep.push(new Array(1e6).fill(1.5));\n");
-  expectCodes(big, "PLG-RUN-KILLED");
+  const h = expectCodes(big, "PLG-RUN-KILLED");
+  assert.match(h.findings.find((f) => f.code === "PLG-RUN-KILLED").message, /used more than 16 MB of memory/);
 
   const failing = copyPlugin(made.value);
   fetcher(failing, 'process.stderr.write("first\\nrates: column Fecha is missing\\n");\nprocess.exit(3);\n');

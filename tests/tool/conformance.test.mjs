@@ -1,5 +1,6 @@
 // Runs every shared case in tests/conformance/ (manifests, records, digests, contexts,
-// listings) against the tool's own implementation (DECISIONS section 3).
+// listings, updates; days and folders in their own test files) against the tool's own
+// implementation (DECISIONS section 3). A folder of cases no node test runs fails the suite.
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import * as fs from "node:fs";
@@ -12,6 +13,14 @@ const cases = (folder) => {
   const dir = path.join(CONFORMANCE, folder);
   return fs.existsSync(dir) ? fs.readdirSync(dir).filter((f) => f.endsWith(".json")).sort().map((f) => [f.slice(0, -5), JSON.parse(fs.readFileSync(path.join(dir, f), "utf8"))]) : [];
 };
+const RUN_HERE = ["manifests", "records", "digests", "contexts", "listings", "updates"];
+const RUN_ELSEWHERE = { days: "days.test.mjs", folders: "folders.test.mjs" };
+test("every folder of tests/conformance/ is run by the node suite", () => {
+  const folders = fs.readdirSync(CONFORMANCE, { withFileTypes: true }).filter((e) => e.isDirectory()).map((e) => e.name).sort();
+  const run = [...RUN_HERE, ...Object.keys(RUN_ELSEWHERE)].sort();
+  assert.deepEqual(folders.filter((f) => !run.includes(f)), [], "conformance folders no node test runs");
+  for (const [folder, file] of Object.entries(RUN_ELSEWHERE)) assert.ok(fs.readFileSync(new URL(file, import.meta.url), "utf8").includes(`../conformance/${folder}/`), `${file} runs ${folder}`);
+});
 const asSet = (pairs) => [...new Set(pairs.map((p) => JSON.stringify(p)))].sort();
 
 for (const [name, c] of cases("manifests")) {
@@ -99,6 +108,19 @@ for (const [name, c] of cases("listings")) {
     assert.deepEqual(tool.validateManifest(c.manifest), []);
     const icon = c.icon === null ? null : c.icon.base64 !== undefined ? Buffer.from(c.icon.base64, "base64") : generatedPng(c.icon.png.width, c.icon.png.height, c.icon.png.padding || 0);
     const problems = tool.validateListing("raw" in c ? c.raw : c.listing, c.manifest, { icon, fixtureDates: new Set(c.fixtureDates), verifiedDomain: c.verifiedDomain ?? null });
+    assert.deepEqual(asSet(problems.map((p) => [p.code, p.path ?? null])), asSet(c.expect.map((e) => [e.code, e.path ?? null])), c.description);
+  });
+}
+
+// Versioning rule 4: each case compares a candidate manifest with the published one, as
+// tests/contract/test_conformance_updates.py does with compare_manifests.
+const updateCases = cases("updates");
+test("there are update cases", () => assert.ok(updateCases.length >= 10, `only ${updateCases.length} update cases`));
+for (const [name, c] of updateCases) {
+  test(`update case ${name}`, () => {
+    assert.deepEqual(tool.validateManifest(c.published), [], "the published manifest passes");
+    assert.deepEqual(tool.validateManifest(c.candidate), [], "the candidate manifest passes");
+    const problems = tool.compareManifests(c.published, c.candidate);
     assert.deepEqual(asSet(problems.map((p) => [p.code, p.path ?? null])), asSet(c.expect.map((e) => [e.code, e.path ?? null])), c.description);
   });
 }

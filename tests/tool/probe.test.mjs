@@ -6,8 +6,8 @@ import assert from "node:assert/strict";
 import * as fs from "node:fs";
 import * as https from "node:https";
 import * as path from "node:path";
-import { execFileSync } from "node:child_process";
-import { tool, toolAsync, tempDir, editJson } from "./helpers.mjs";
+import { execFileSync, spawn } from "node:child_process";
+import { TOOL, tool, toolAsync, tempDir, editJson } from "./helpers.mjs";
 
 const HOST = "data.almanac.test";
 let server;
@@ -27,6 +27,15 @@ before(async () => {
       res.end();
     };
     if (req.url === "/rates-2026-06-10.csv") return res.end(csv);
+    if (req.url === "/archive/2026/12/rates-2026-12-31.csv") return res.end(csv);
+    if (req.url === "/slow") {
+      // Headers at once, then a byte every 100 ms, never the end: a silence never comes.
+      res.writeHead(200, { "content-type": "text/csv" });
+      res.write("date,rate\n");
+      const drip = setInterval(() => res.write("2"), 100);
+      res.on("close", () => clearInterval(drip));
+      return;
+    }
     if (req.url === "/moved") return go("/rates-2026-06-10.csv");
     if (req.url === "/to-http") return go(`http://${HOST}:${port}/rates-2026-06-10.csv`);
     if (req.url === "/elsewhere") return go(`https://other.almanac.test:${port}/rates-2026-06-10.csv`);
@@ -57,6 +66,39 @@ test("probe downloads the real source with the product string, fills {today}, ru
   assert.match(r.stdout, /3 records/);
   assert.match(r.stderr, /downloading rates/);
   assert.ok(seen.some((s) => s.url === "/rates-2026-06-10.csv" && s.ua === "Almanac plug-ins (+https://almanac.example)"));
+});
+
+test("probe fills {year} and {month} with today in the manifest zone, not in UTC", async () => {
+  // 03:00 UTC on 1 January 2027 is still 31 December 2026 in Santo Domingo (UTC-4).
+  withUrl(`https://${HOST}:${port}/archive/{year}/{month}/rates-{today}.csv`);
+  const r = await toolAsync(["probe", plugin], { env: { ...env, ALMANAC_PLUGIN_NOW: "2027-01-01T03:00:00Z" } });
+  assert.equal(r.code, 0, r.stderr);
+  assert.match(r.stdout, /3 records on 2026-12-31/);
+  assert.match(r.stderr, /downloading rates from https:\/\/data\.almanac\.test:\d+\/archive\/2026\/12\/rates-2026-12-31\.csv/);
+  assert.ok(seen.some((s) => s.url === "/archive/2026/12/rates-2026-12-31.csv"));
+  assert.ok(!seen.some((s) => s.url.startsWith("/archive/2027")));
+});
+
+test("a download is bounded in total time, not only between packets (60 s, shortened here)", async () => {
+  const script = `
+    import { downloadSource, DOWNLOAD_SECONDS } from ${JSON.stringify(TOOL)};
+    const started = Date.now();
+    const r = await downloadSource({ name: "rates", url: ${JSON.stringify(`https://${HOST}:${port}/slow`)} }, { today: "2026-06-10", hosts: new Set([${JSON.stringify(HOST)}]), seconds: 0.5 });
+    console.log(JSON.stringify({ ...r, ms: Date.now() - started, limit: DOWNLOAD_SECONDS }));
+    process.exit(0);`;
+  const out = await new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ["--input-type=module", "-e", script], { env: { PATH: process.env.PATH, ...env } });
+    let text = "";
+    let err = "";
+    const guard = setTimeout(() => { child.kill("SIGKILL"); reject(new Error("the download was never stopped")); }, 10000);
+    child.stdout.on("data", (d) => (text += d));
+    child.stderr.on("data", (d) => (err += d));
+    child.on("close", () => { clearTimeout(guard); try { resolve(JSON.parse(text)); } catch { reject(new Error(text + err)); } });
+  });
+  assert.equal(out.ok, false);
+  assert.equal(out.detail, "took over 0.5 seconds");
+  assert.ok(out.ms < 3000, `stopped after ${out.ms} ms`);
+  assert.equal(out.limit, 60);
 });
 
 test("probe follows a redirect to a declared host", async () => {

@@ -115,10 +115,10 @@ def plugin_asset(entry: CatalogEntry) -> dg.AssetsDefinition:
         try:
             prepared = pipeline.prepare(request)
         except NotRunnable as exc:
-            _mark_recorded(context.instance, context.run_id, "skipped")
+            _mark_recorded(context.instance, context.run.run_id, "skipped")
             raise dg.Failure(description=str(exc), allow_retries=False) from exc
         except RunFailed as exc:
-            _mark_recorded(context.instance, context.run_id, str(exc.run_id))
+            _mark_recorded(context.instance, context.run.run_id, str(exc.run_id))
             raise dg.Failure(
                 description=exc.reason,
                 metadata={"store run": exc.run_id},

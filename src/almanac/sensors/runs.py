@@ -1,15 +1,15 @@
 """The minute sensor (Running rules 1-5) and the run-failure sensor (DECISIONS 8)."""
 
 from collections.abc import Callable, Collection
-from datetime import date, datetime
+from datetime import date, datetime, timedelta
 
 import dagster as dg
+from dagster._core.definitions.assets.job.asset_job import IMPLICIT_ASSET_JOB_NAME
 from dagster._time import get_current_datetime
 from sqlalchemy import Engine
 
 from almanac.assets.tags import (
     BACKFILL_TAG,
-    KEY_PREFIX,
     PARTITION_TAG,
     TAG_PLUGIN,
     TAG_RECORDED,
@@ -36,16 +36,29 @@ def evaluation_time() -> datetime:
     return get_current_datetime()
 
 
-def plugins_in_flight(instance: dg.DagsterInstance) -> set[str]:
-    """Plug-ins with a Dagster run queued, starting or running (Running rule 5: it waits)."""
-    active = instance.get_runs(dg.RunsFilter(statuses=_ACTIVE))
+def plugins_in_flight(instance: dg.DagsterInstance, now: datetime | None = None) -> set[str]:
+    """Plug-ins with a Dagster run queued, starting or running (Running rule 5: it waits), and,
+    when `now` is given, plug-ins whose run failed in the last `UNRECORDED_WAIT` without its
+    failure kept yet: the run-failure sensor keeps it, and until then the store does not know
+    the attempt (a crashed first run would otherwise look never attempted and start again at
+    once, not 30 minutes later)."""
+    runs = list(instance.get_runs(dg.RunsFilter(statuses=_ACTIVE)))
+    if now is not None:
+        ended = instance.get_runs(
+            dg.RunsFilter(statuses=_ENDED_BADLY, updated_after=now - UNRECORDED_WAIT)
+        )
+        runs += [run for run in ended if TAG_RECORDED not in run.tags]
     return {
         plugin
-        for run in active
+        for run in runs
         if (plugin := plugin_of_run(run.tags, list(run.asset_selection or ()))) is not None
     }
 
 
+UNRECORDED_WAIT = timedelta(minutes=10)
+"""How long the minute sensor waits for the run-failure sensor (every 30 seconds) to keep a
+failure before it stops counting the failed run as in flight."""
+_ENDED_BADLY = [dg.DagsterRunStatus.FAILURE, dg.DagsterRunStatus.CANCELED]
 _ACTIVE = [
     dg.DagsterRunStatus.QUEUED,
     dg.DagsterRunStatus.NOT_STARTED,
@@ -65,13 +78,18 @@ def due_runs_sensor(
         name=DUE_SENSOR,
         minimum_interval_seconds=EVALUATION_SECONDS,
         default_status=dg.DefaultSensorStatus.RUNNING,
-        target=dg.AssetSelection.key_prefixes([KEY_PREFIX]),
+        # The implicit asset job, not a job over a selection of the plug-in assets: their
+        # partitions differ (zone, first day), which only the implicit job allows; a job over
+        # `plugins/*` fails to load as soon as two plug-ins differ. Each request selects one
+        # plug-in's asset and one of its partitions.
+        # (None while no plug-in was ever approved: Dagster makes that job only for assets.)
+        job_name=IMPLICIT_ASSET_JOB_NAME if known else None,
         description="Starts due plug-in runs: schedule (exact under clock changes), approval, "
         "resume, first run, retry 30 minutes after a failure.",
     )
     def _due(context: dg.SensorEvaluationContext) -> dg.SensorResult:
         now = clock()
-        in_flight = plugins_in_flight(context.instance)
+        in_flight = plugins_in_flight(context.instance, now)
         with engine.connect() as conn:
             plan = plan_runs(conn, now, in_flight=in_flight, known=known)
         take_requests(engine, plan.taken, now)
