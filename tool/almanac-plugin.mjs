@@ -88,6 +88,8 @@ export const CATALOG = [
   {"code":"PLG-RUN-EXPECTED-FAILURE","severity":"error","area":"run","title":"A failing case did not fail as expected","fix":"Make the fetcher exit non-zero with the expected reason on its last stderr line, printing no records.","retired":false},
   {"code":"PLG-RUN-READ-OUTSIDE","severity":"error","area":"run","title":"The fetcher read a file outside its folder and sources","fix":"Read only your own files and the paths in the run context's sources.","retired":false},
   {"code":"PLG-ID-TAKEN","severity":"error","area":"upload","title":"Another publisher has the id","fix":"Choose another id.","retired":false},
+  {"code":"PLG-VERSION-REUSED","severity":"error","area":"upload","title":"The same version with different code","fix":"Raise `version` (major.minor.patch) for every change of the code; a version number names one code only.","retired":false},
+  {"code":"PLG-VERSION-NOT-GREATER","severity":"error","area":"upload","title":"The version does not exceed every version kept","fix":"Give the new code a version greater than every version of this plug-in kept so far.","retired":false},
   {"code":"PLG-ID-RETIRED","severity":"error","area":"upload","title":"The id was retired","fix":"Choose another id; retired ids are never used again.","retired":false},
   {"code":"PLG-STORE-AUDIENCE","severity":"error","area":"upload","title":"A store plug-in is not public","fix":"Set audience to public to list the plug-in in the store.","retired":false},
   {"code":"PLG-LICENCE-TERMS-MISSING","severity":"error","area":"upload","title":"licence.terms is missing for a store plug-in","fix":"Quote or link the holder's terms in licence.terms.","retired":false},

@@ -65,7 +65,9 @@ def prepare(
         engine = make_engine(settings.database_url)
         try:
             now = datetime.now(UTC)
-            registered = register_examples(engine, examples, now=now)
+            registered, refused = register_examples(engine, examples, now=now)
+            for reason in refused:
+                print(f"  example refused: {reason}", file=sys.stderr)
             approved = approve_first_versions(engine, registered, now=now)
         finally:
             engine.dispose()

@@ -453,6 +453,29 @@ def test_the_update_rules_refuse_or_warn_against_the_approved_version(api, host,
     assert version["checks"]["against_version_id"] == first["version_id"]
 
 
+def test_a_version_number_names_one_code_and_must_grow(host, packs):
+    first = register(host, packs)
+    version = json.loads(folder_files(UK)["plugin.json"])["version"]
+    assert post_zip(host, packs[UK][0]).json()["version_id"] == first["version_id"]
+
+    files = folder_files(UK)
+    files["fetch.mjs"] += b"\n// a changed line\n"
+    reused = post_zip(host, zip_of(files))
+    body = assert_problem(reused, 409, "PLG-VERSION-REUSED")
+    assert version in body["detail"]
+
+    major, minor, patch = (int(n) for n in version.split("."))
+    later = f"{major}.{minor}.{patch + 1}"
+    assert post_zip(host, uk_zip(version=later)).status_code == 201
+    lower = post_zip(host, uk_zip(version=f"{major}.{minor}.{patch}", name={"en": "Other"}))
+    assert_problem(lower, 409, "PLG-VERSION-REUSED")
+    older = f"{major}.{minor - 1}.9" if minor else f"{major - 1}.9.9"
+    not_greater = post_zip(host, uk_zip(version=older))
+    body = assert_problem(not_greater, 409, "PLG-VERSION-NOT-GREATER")
+    assert later in body["detail"]
+    assert len(host.get(f"{HOST}/{UK}").json()["versions"]) == 2
+
+
 # Moves ------------------------------------------------------------------------------------
 
 

@@ -78,6 +78,8 @@ ASSERTED_ELSEWHERE: dict[str, str] = {
     "VERIFICATION-INVALID": "tests/api/test_auth.py",
     "MEMBER-EXISTS": "tests/accounts/test_organizations.py",
     "LAST-OWNER": "tests/accounts/test_organizations.py",
+    "PLG-VERSION-REUSED": "tests/api/test_host.py",
+    "PLG-VERSION-NOT-GREATER": "tests/api/test_host.py",
     "PLG-ZIP-TOO-LARGE": "tests/api/test_host.py",
     "PLG-ZIP-NOT-ZIP": "tests/api/test_host.py",
     "PLG-ZIP-PREPENDED": "tests/api/test_host.py",

@@ -11,7 +11,7 @@ from pathlib import Path
 from sqlalchemy import Engine
 
 from almanac.platform.contract.pack import CodeRefused, check_folder
-from almanac.platform.hosting import register_code
+from almanac.platform.hosting import VersionNotGreater, VersionReused, register_code
 from almanac.platform.store import plugins as store_plugins
 from almanac.platform.store.engine import write_transaction
 
@@ -34,16 +34,26 @@ def register_folder(engine: Engine, folder: Path, *, now: datetime) -> tuple[str
         first = refused.problems[0]
         where = f"/{first.path}" if first.path else ""
         raise FolderRefused(f"{folder}{where}: {first.message}") from None
+    except (VersionReused, VersionNotGreater) as refused:
+        raise FolderRefused(f"{folder}/plugin.json: {refused}") from None
     return code.manifest.id, code.digest
 
 
-def register_examples(engine: Engine, examples: Path, *, now: datetime) -> list[str]:
-    """Register every example plug-in folder under `examples`; returns their ids."""
-    ids = []
+def register_examples(
+    engine: Engine, examples: Path, *, now: datetime
+) -> tuple[list[str], list[str]]:
+    """Register every example plug-in folder under `examples`; returns the ids registered and,
+    for each folder refused, why (one refused example does not keep the others out)."""
+    ids: list[str] = []
+    refused: list[str] = []
     for folder in sorted(p for p in examples.iterdir() if (p / "plugin.json").is_file()):
-        plugin_id, _ = register_folder(engine, folder, now=now)
+        try:
+            plugin_id, _ = register_folder(engine, folder, now=now)
+        except FolderRefused as refusal:
+            refused.append(str(refusal))
+            continue
         ids.append(plugin_id)
-    return ids
+    return ids, refused
 
 
 def approve_first_versions(

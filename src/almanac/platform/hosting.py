@@ -33,6 +33,39 @@ class IdTaken(Exception):
     """Another publisher has the id (PLG-ID-TAKEN)."""
 
 
+class VersionReused(Exception):
+    """The same version number with different code (PLG-VERSION-REUSED)."""
+
+
+class VersionNotGreater(Exception):
+    """New code whose version does not exceed every version kept (PLG-VERSION-NOT-GREATER)."""
+
+
+def _version_key(version: str) -> tuple[int, ...]:
+    return tuple(int(part) for part in version.split("."))
+
+
+def check_version_number(conn: Connection, plugin_id: str, version: str, digest: str) -> None:
+    """ "Versioning" rule 3: the same version with different code is refused, and new code must
+    carry a version greater than every version of the plug-in kept so far. The same code again
+    is the same version and passes."""
+    kept = conn.execute(
+        select(versions.c.version, versions.c.digest).where(versions.c.plugin_id == plugin_id)
+    ).all()
+    if not kept or any(known == digest for _, known in kept):
+        return
+    if any(number == version for number, _ in kept):
+        raise VersionReused(
+            f"version {version} of {plugin_id!r} is kept with different code; "
+            "raise the version for every change of the code"
+        )
+    newest = max((number for number, _ in kept), key=_version_key)
+    if _version_key(version) <= _version_key(newest):
+        raise VersionNotGreater(
+            f"version {version} of {plugin_id!r} does not exceed {newest}, the newest version kept"
+        )
+
+
 @dataclass(frozen=True, slots=True)
 class Registered:
     """The version kept, the plug-in's state after it arrived, and the warnings of its checks."""
@@ -73,8 +106,8 @@ def register_code(
 ) -> Registered:
     """Keep checked code as a version of its plug-in ("States and transitions": a new digest
     moves it to Pending; nothing runs until approved). Refused with CodeRefused when the update
-    rules of "Versioning" 4 refuse it, IdTaken when another publisher has the id,
-    UnknownOrganization for an unknown publisher."""
+    rules of "Versioning" 4 refuse it, VersionReused or VersionNotGreater ("Versioning" 3),
+    IdTaken when another publisher has the id, UnknownOrganization for an unknown publisher."""
     plugin_id = code.manifest.id
     existing = conn.execute(
         select(plugins.c.publisher_organization_id).where(plugins.c.id == plugin_id)
@@ -88,6 +121,7 @@ def register_code(
         held_by = existing[0] if existing is not None else None
         if held_by is not None and held_by != publisher_organization_id:
             raise IdTaken(f"another publisher has the id {plugin_id!r}")
+    check_version_number(conn, plugin_id, code.manifest.version, code.digest)
     findings = update_findings(conn, plugin_id, code.manifest) if existing is not None else []
     if any(p.severity == "error" for p in findings):
         raise CodeRefused(findings)

@@ -15,11 +15,12 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends, Query, Request, status
+from fastapi import APIRouter, Depends, Request, status
 from sqlalchemy import Connection
 
 from almanac.api.deps import Context, Db, Now, Operator
 from almanac.api.problems import ProblemError
+from almanac.api.schemas import RowIdQuery, VersionIdPath
 from almanac.api.schemas_host import (
     DigestIn,
     FindingOut,
@@ -63,6 +64,8 @@ _REFUSALS: tuple[tuple[type[Exception], int, str], ...] = (
     (store.TakedownDigest, 409, "TAKEDOWN-DIGEST"),
     (store.TakedownRefused, 409, "STATE-CONFLICT"),
     (hosting.IdTaken, 409, "PLG-ID-TAKEN"),
+    (hosting.VersionReused, 409, "PLG-VERSION-REUSED"),
+    (hosting.VersionNotGreater, 409, "PLG-VERSION-NOT-GREATER"),
     (hosting.UnknownOrganization, 422, "REQUEST-INVALID"),
 )
 
@@ -188,7 +191,7 @@ def register_pack(
     ctx: Context,
     now: Now,
     archive: Annotated[bytes, Depends(_archive)],
-    publisher_organization_id: int | None = Query(default=None),
+    publisher_organization_id: RowIdQuery = None,
 ) -> RegisteredOut:
     """Register a plug-in version from a pack archive (DECISIONS 5) sent as the raw body. The
     archive and the code are checked (Upload limits, Archive entries, Code file types, the
@@ -247,7 +250,7 @@ def show_plugin(plugin_id: str, operator: Operator, db: Db) -> PluginOut:
 
 @router.get("/plugins/{plugin_id}/versions/{version_id}", response_model=VersionOut)
 def show_version(
-    plugin_id: str, version_id: int, operator: Operator, ctx: Context, db: Db
+    plugin_id: str, version_id: VersionIdPath, operator: Operator, ctx: Context, db: Db
 ) -> VersionOut:
     """One version: digest, manifest, covered files (path, size, SHA-256) and its checks (the
     manifest, and Versioning rule 4 against the approved version)."""
