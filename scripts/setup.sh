@@ -7,8 +7,8 @@ cd "$(dirname "$0")/.."
 
 VENV="${ALMANAC_VENV:-.venv}"
 # util-linux gives the locked room `prlimit`, libc-bin `ldd`; gcc and libc6-dev build the static
-# probe the room's tests run inside the room.
-APT_PACKAGES=(bubblewrap libseccomp2 util-linux libc-bin gcc libc6-dev python3 python3-venv ca-certificates openssl procps iproute2 ${ALMANAC_EXTRA_APT:-})
+# probe the room's tests run inside the room; wrk is the HTTP load tool of the benchmarks.
+APT_PACKAGES=(bubblewrap libseccomp2 util-linux libc-bin gcc libc6-dev python3 python3-venv ca-certificates openssl procps iproute2 wrk ${ALMANAC_EXTRA_APT:-})
 
 apt_install() {
   local missing=()

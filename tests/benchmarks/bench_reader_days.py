@@ -1,11 +1,14 @@
 """Benchmark of the reader's days: a real uvicorn process on loopback against PostgreSQL, one
 reader showing 10 plug-ins (the five examples twice, with their real fixture records), a 62-day
-read. Prints p50/p95 of the HTTP answer (one client, then four at once) and, in the same run,
-of the SQL alone (visibility, `shown`, and the one statement of `day_records`), and the ratio.
+read. Prints p50/p95 of the HTTP answer measured by wrk (one connection, then four at once,
+each for BENCH_DURATION seconds, from wrk's latency distribution) and, in the same run, of the
+SQL alone (visibility, `shown`, and the one statement of `day_records`), and their ratio.
 
 Run: ALMANAC_TEST_DATABASE_URL=postgresql+psycopg://postgres@127.0.0.1:5432/postgres \
      .venv/bin/python tests/benchmarks/bench_reader_days.py
-Not collected by pytest (bench_*.py). BENCH_REQUESTS sets the requests per phase (200).
+Needs `wrk` (Debian package `wrk`, installed by scripts/setup.sh). Not collected by pytest
+(bench_*.py). BENCH_REQUESTS sets the SQL-alone reads (200), BENCH_DURATION the seconds of each
+wrk phase (10).
 """
 
 from __future__ import annotations
@@ -13,13 +16,13 @@ from __future__ import annotations
 import json
 import os
 import secrets
+import shutil
 import socket
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
-from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 
@@ -49,6 +52,20 @@ TODAY = date(2026, 6, 30)
 FIRST = TODAY - timedelta(days=61)
 T0 = datetime(2026, 6, 30, 12, tzinfo=UTC)
 REQUESTS = int(os.environ.get("BENCH_REQUESTS", "200"))
+DURATION = int(os.environ.get("BENCH_DURATION", "10"))
+PARAMS = {"from": FIRST.isoformat(), "to": TODAY.isoformat(), "today": TODAY.isoformat()}
+# wrk calls `done` once at the end with its latency distribution (microseconds); non-2xx/3xx
+# answers are counted in summary.errors.status.
+WRK_SCRIPT = """\
+wrk.method = "GET"
+wrk.headers["Cookie"] = "almanac_session=%(cookie)s"
+done = function(summary, latency, requests)
+  local e = summary.errors
+  io.write(string.format("ALMANAC-WRK %%d %%d %%d %%d %%d %%d\\n",
+    summary.requests, summary.duration, latency:percentile(50), latency:percentile(95),
+    e.status, e.connect + e.read + e.write + e.timeout))
+end
+"""
 
 
 def shifted(records: list[dict], delta: timedelta) -> list[dict]:
@@ -107,27 +124,30 @@ def sql_alone(engine) -> list[float]:  # type: ignore[no-untyped-def]
     return timings
 
 
-def http(base: str, cookie: str, concurrency: int) -> tuple[list[float], int]:
-    params = {"from": FIRST.isoformat(), "to": TODAY.isoformat(), "today": TODAY.isoformat()}
+def check_answer(base: str, cookie: str) -> int:
+    """One read of the days over HTTP (also the warm-up: manifests parsed, connections pooled):
+    the answer's size."""
+    with httpx.Client(base_url=base, cookies={"almanac_session": cookie}, timeout=30) as client:
+        for _ in range(20):
+            answer = client.get("/api/v1/reader/days", params=PARAMS)
+            assert answer.status_code == 200, answer.text
+    return len(answer.content)
 
-    def one(client: httpx.Client) -> tuple[float, int]:
-        start = time.perf_counter()
-        answer = client.get("/api/v1/reader/days", params=params)
-        elapsed = time.perf_counter() - start
-        assert answer.status_code == 200, answer.text
-        return elapsed, len(answer.content)
 
-    clients = [
-        httpx.Client(base_url=base, cookies={"almanac_session": cookie}, timeout=30)
-        for _ in range(concurrency)
-    ]
-    try:
-        with ThreadPoolExecutor(concurrency) as pool:
-            results = list(pool.map(lambda n: one(clients[n % concurrency]), range(REQUESTS)))
-    finally:
-        for client in clients:
-            client.close()
-    return [r[0] for r in results], results[0][1]
+def wrk(base: str, script: Path, connections: int) -> tuple[float, float, int, float]:
+    """wrk for DURATION seconds with `connections` open at once: p50 and p95 in seconds, the
+    requests answered and their rate per second."""
+    url = str(httpx.URL(f"{base}/api/v1/reader/days", params=PARAMS))
+    threads = min(connections, 2)
+    done = subprocess.run(
+        ["wrk", f"-t{threads}", f"-c{connections}", f"-d{DURATION}s", "--timeout", "30s",
+         "-s", str(script), url],
+        capture_output=True, text=True, check=True, timeout=DURATION + 60,
+    )  # fmt: skip
+    line = next(x for x in done.stdout.splitlines() if x.startswith("ALMANAC-WRK "))
+    requests, micros, p50, p95, bad_status, socket_errors = map(int, line.split()[1:])
+    assert requests > 0 and bad_status == 0 and socket_errors == 0, done.stdout
+    return p50 / 1e6, p95 / 1e6, requests, requests / (micros / 1e6)
 
 
 def main() -> None:
@@ -138,6 +158,7 @@ def main() -> None:
         conn.execute(f'CREATE DATABASE "{name}"')
     url = f"{server.rpartition('/')[0]}/{name}"
     process = None
+    home = None
     try:
         upgrade_database(url)
         engine = make_engine(url)
@@ -166,27 +187,47 @@ def main() -> None:
                     break
             except httpx.HTTPError:
                 time.sleep(0.1)
-        http(base, cookie, 1)  # warm-up: manifests parsed, connections pooled
-        sequential, size = http(base, cookie, 1)
-        parallel, _ = http(base, cookie, 4)
+        size = check_answer(base, cookie)
+        script = Path(home) / "days.lua"
+        script.write_text(WRK_SCRIPT % {"cookie": cookie}, encoding="utf-8")
+        h50, h95, h_count, h_rate = wrk(base, script, 1)
+        p50, p95, p_count, p_rate = wrk(base, script, 4)
         sql = sql_alone(engine)
         engine.dispose()
 
         s50, s95 = percentiles(sql)
-        h50, h95 = percentiles(sequential)
-        p50, p95 = percentiles(parallel)
         print(f"10 shown plug-ins, {total} stored records, 62 days, answer {size} bytes")
-        print(f"SQL alone (1 at a time):   p50 {s50 * 1000:7.2f} ms   p95 {s95 * 1000:7.2f} ms")
-        print(f"HTTP days (1 client):      p50 {h50 * 1000:7.2f} ms   p95 {h95 * 1000:7.2f} ms")
-        print(f"HTTP days (4 clients):     p50 {p50 * 1000:7.2f} ms   p95 {p95 * 1000:7.2f} ms")
-        print(f"ratio HTTP/SQL (1 client): p50 {h50 / s50:5.1f}x   p95 {h95 / s95:5.1f}x")
+        print(f"SQL alone ({REQUESTS} reads, 1 at a time): p50 {s50 * 1000:7.2f} ms   "
+              f"p95 {s95 * 1000:7.2f} ms")  # fmt: skip
+        for label, q50, q95, count, rate in (
+            ("1 connection ", h50, h95, h_count, h_rate),
+            ("4 connections", p50, p95, p_count, p_rate),
+        ):
+            print(
+                f"HTTP days, wrk {label} {DURATION}s: p50 {q50 * 1000:7.2f} ms   "
+                f"p95 {q95 * 1000:7.2f} ms   ({count} requests, {rate:.1f}/s)"
+            )
+            print(f"  ratio HTTP/SQL:               p50 {q50 / s50:5.1f}x   p95 {q95 / s95:5.1f}x")
         print(
-            json.dumps({"sql_p50_ms": s50 * 1000, "http_p50_ms": h50 * 1000, "requests": REQUESTS})
+            json.dumps(
+                {
+                    "sql_p50_ms": s50 * 1000,
+                    "sql_p95_ms": s95 * 1000,
+                    "http_c1_p50_ms": h50 * 1000,
+                    "http_c1_p95_ms": h95 * 1000,
+                    "http_c4_p50_ms": p50 * 1000,
+                    "http_c4_p95_ms": p95 * 1000,
+                    "sql_requests": REQUESTS,
+                    "wrk_seconds": DURATION,
+                }
+            )
         )
     finally:
         if process is not None:
             process.terminate()
             process.wait(10)
+        if home is not None:
+            shutil.rmtree(home, ignore_errors=True)
         with psycopg.connect(plain, autocommit=True) as conn:
             conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 

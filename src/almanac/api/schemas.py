@@ -3,8 +3,20 @@
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Annotated
 
+from fastapi import Path, Query
 from pydantic import BaseModel, ConfigDict, Field, SecretStr
+
+# A row id the request names. Accounts, organizations and tokens have PostgreSQL INTEGER ids,
+# plug-in versions BIGINT ones: a number outside the column's range names no row, and must be
+# refused here (422) rather than reach the database, which fails the statement (a 500).
+INTEGER_ID_MAX = 2**31 - 1
+BIGINT_ID_MAX = 2**63 - 1
+RowId = Annotated[int, Field(ge=1, le=INTEGER_ID_MAX)]
+RowIdPath = Annotated[int, Path(ge=1, le=INTEGER_ID_MAX)]
+RowIdQuery = Annotated[int | None, Query(ge=1, le=INTEGER_ID_MAX)]
+VersionIdPath = Annotated[int, Path(ge=1, le=BIGINT_ID_MAX)]
 
 
 class SignUpIn(BaseModel):

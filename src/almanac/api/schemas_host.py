@@ -8,6 +8,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
+from almanac.api.schemas import RowId
 from almanac.platform.store.plugins import TAKEDOWN_MESSAGE_MAX
 
 DIGEST_PATTERN = r"^sha256:[0-9a-f]{64}$"
@@ -31,7 +32,7 @@ class FolderIn(BaseModel):
         max_length=4096,
         description="Absolute path of a plug-in folder on the server, named as the plug-in id.",
     )
-    publisher_organization_id: int | None = None
+    publisher_organization_id: RowId | None = None
 
 
 class RegisteredOut(BaseModel):

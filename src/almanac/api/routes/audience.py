@@ -7,6 +7,7 @@ from fastapi import APIRouter
 from pydantic import BaseModel, Field
 
 from almanac.api.deps import Db, Now, Operator
+from almanac.api.schemas import RowId
 from almanac.platform import audience
 from almanac.platform.store.plugins import UnknownPlugin, plugin_status
 
@@ -17,7 +18,7 @@ class ReadersIn(BaseModel):
     # The domain refuses a list over its limits with the field named; these bounds only keep
     # a malformed request from growing without end.
     emails: list[str] = Field(default_factory=list, max_length=5000)
-    organizations: list[int] = Field(default_factory=list, max_length=5000)
+    organizations: list[RowId] = Field(default_factory=list, max_length=5000)
 
 
 class ReadersOut(BaseModel):

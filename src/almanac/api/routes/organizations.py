@@ -5,7 +5,14 @@ from __future__ import annotations
 from fastapi import APIRouter, Response, status
 
 from almanac.api.deps import CurrentAccount, Db, Now
-from almanac.api.schemas import MemberIn, MemberOut, OrganizationIn, OrganizationOut, RoleIn
+from almanac.api.schemas import (
+    MemberIn,
+    MemberOut,
+    OrganizationIn,
+    OrganizationOut,
+    RoleIn,
+    RowIdPath,
+)
 from almanac.platform import accounts
 from almanac.platform.accounts import Membership, Organization
 
@@ -39,7 +46,7 @@ def mine(account: CurrentAccount, db: Db) -> list[OrganizationOut]:
 
 
 @router.get("/{organization_id}", response_model=OrganizationOut)
-def show(organization_id: int, account: CurrentAccount, db: Db) -> OrganizationOut:
+def show(organization_id: RowIdPath, account: CurrentAccount, db: Db) -> OrganizationOut:
     """One organization; NOT-FOUND to anyone who is not a member."""
     org = accounts.visible_organization(db, organization_id, account)
     mine = accounts.organizations.current_membership(db, organization_id, account.id)
@@ -48,7 +55,7 @@ def show(organization_id: int, account: CurrentAccount, db: Db) -> OrganizationO
 
 
 @router.get("/{organization_id}/members", response_model=list[MemberOut])
-def list_members(organization_id: int, account: CurrentAccount, db: Db) -> list[MemberOut]:
+def list_members(organization_id: RowIdPath, account: CurrentAccount, db: Db) -> list[MemberOut]:
     """The present members with their roles."""
     accounts.visible_organization(db, organization_id, account)
     return [_member(m) for m in accounts.members(db, organization_id)]
@@ -58,7 +65,7 @@ def list_members(organization_id: int, account: CurrentAccount, db: Db) -> list[
     "/{organization_id}/members", status_code=status.HTTP_201_CREATED, response_model=MemberOut
 )
 def add(
-    organization_id: int, body: MemberIn, account: CurrentAccount, db: Db, now: Now
+    organization_id: RowIdPath, body: MemberIn, account: CurrentAccount, db: Db, now: Now
 ) -> MemberOut:
     """Add a person who has an account (owners and admins only)."""
     row = accounts.add_member(db, organization_id, account, body.email, body.role, now)
@@ -68,7 +75,7 @@ def add(
 
 @router.patch("/{organization_id}/members/{account_id}", response_model=MemberOut)
 def change(
-    organization_id: int, account_id: int, body: RoleIn, account: CurrentAccount, db: Db
+    organization_id: RowIdPath, account_id: RowIdPath, body: RoleIn, account: CurrentAccount, db: Db
 ) -> MemberOut:
     """Change a member's role (owners and admins; owners only by owners)."""
     row = accounts.change_role(db, organization_id, account, account_id, body.role)
@@ -78,7 +85,7 @@ def change(
 
 @router.delete("/{organization_id}/members/{account_id}", status_code=status.HTTP_204_NO_CONTENT)
 def remove(
-    organization_id: int, account_id: int, account: CurrentAccount, db: Db, now: Now
+    organization_id: RowIdPath, account_id: RowIdPath, account: CurrentAccount, db: Db, now: Now
 ) -> Response:
     """End a membership: a member may leave; owners and admins remove others."""
     accounts.remove_member(db, organization_id, account, account_id, now)

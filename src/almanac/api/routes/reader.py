@@ -13,6 +13,7 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel, Field
 
 from almanac.api.deps import CurrentAccount, Db, Now
+from almanac.api.schemas import RowIdPath
 from almanac.platform import audience
 from almanac.platform.accounts import InvalidInput
 from almanac.platform.audience import ReadablePlugin, Shown
@@ -147,7 +148,7 @@ def set_preferences(
     response_model=OrganizationDefaultOut,
 )
 def set_organization_default(
-    organization_id: int,
+    organization_id: RowIdPath,
     plugin_id: str,
     body: OrganizationDefaultIn,
     account: CurrentAccount,

@@ -9,6 +9,7 @@ from almanac.api.deps import Db, Now, Operator
 from almanac.api.schemas import (
     InvitationRequestOut,
     OutboxMessageOut,
+    RowIdPath,
     StaffGrantIn,
     StaffGrantOut,
 )
@@ -40,7 +41,7 @@ def grant(body: StaffGrantIn, operator: Operator, db: Db, now: Now) -> StaffGran
 
 
 @router.delete("/roles/{account_id}/{role}", status_code=status.HTTP_204_NO_CONTENT)
-def revoke(account_id: int, role: str, operator: Operator, db: Db, now: Now) -> Response:
+def revoke(account_id: RowIdPath, role: str, operator: Operator, db: Db, now: Now) -> Response:
     """End a staff role."""
     accounts.revoke_staff_role(db, account_id, role, now)
     db.commit()

@@ -5,7 +5,7 @@ from __future__ import annotations
 from fastapi import APIRouter, Response, status
 
 from almanac.api.deps import CurrentAccount, Db, Now, SessionAccount
-from almanac.api.schemas import TokenCreatedOut, TokenIn, TokenOut
+from almanac.api.schemas import RowIdPath, TokenCreatedOut, TokenIn, TokenOut
 from almanac.platform import accounts
 from almanac.platform.accounts import Account
 
@@ -34,7 +34,7 @@ def list_(account: CurrentAccount, db: Db) -> list[TokenOut]:
 
 
 @router.delete("/{token_id}", status_code=status.HTTP_204_NO_CONTENT)
-def revoke(token_id: int, account: CurrentAccount, db: Db, now: Now) -> Response:
+def revoke(token_id: RowIdPath, account: CurrentAccount, db: Db, now: Now) -> Response:
     """Revoke one of the account's tokens; it stops working at once."""
     accounts.revoke_token(db, account, token_id, now)
     db.commit()
