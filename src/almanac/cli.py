@@ -27,7 +27,11 @@ def _deploy(args: argparse.Namespace) -> int:
 
     settings = load_settings()
     with dg.DagsterInstance.from_config(str(settings.dagster_home)) as instance:
-        deploy(instance, settings, wait_seconds=args.wait)
+        try:
+            deploy(instance, settings, wait_seconds=args.wait)
+        except TimeoutError as exc:
+            print(f"almanac deploy: {exc}; try again later", file=sys.stderr)
+            return 1
     return 0
 
 

@@ -102,19 +102,25 @@ def deploy(
 ) -> None:
     """A deployment (Running rule 5: never beside a run): hold the queue (pool limit 0), wait
     for the running run, apply the store's migrations, let runs go again (limit restored to
-    `settings.run_slots`, also when the migration fails)."""
+    `settings.run_slots`, also when the migration fails).
+
+    When runs are still going after `wait_seconds`, it gives up: TimeoutError naming them,
+    nothing migrated, and the limit restored all the same (the old code keeps serving; holding
+    the queue with no deployment under way would stop the service). Run it again later."""
     set_run_slots(instance, 0)
     say("runs held: new runs wait in the queue")
     try:
         deadline = time.monotonic() + wait_seconds
         while busy := busy_runs(instance):
-            if time.monotonic() > deadline:
+            left = deadline - time.monotonic()
+            if left <= 0:
                 raise TimeoutError(
-                    f"{len(busy)} run(s) still going after {wait_seconds:.0f} seconds: "
+                    f"gave up: {len(busy)} run(s) still going after {wait_seconds:g} seconds ("
                     + ", ".join(r.run_id for r in busy)
+                    + "); nothing was migrated"
                 )
             say(f"waiting for {len(busy)} running run(s)")
-            time.sleep(poll_seconds)
+            time.sleep(min(poll_seconds, left))
         migrate(settings.database_url)
         say("store migrated")
     finally:
