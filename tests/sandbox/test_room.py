@@ -64,11 +64,13 @@ def _live_room_processes() -> list[str]:
 
 
 def _leftover_groups() -> list[Path]:
+    # Groups are named by the process that made them: this test process's rooms only, so a
+    # group another process left (a service killed mid-run elsewhere) cannot fail these tests.
     roots = [Path("/sys/fs/cgroup/memory"), Path("/sys/fs/cgroup/pids"), Path("/sys/fs/cgroup")]
     found: list[Path] = []
     for root in roots:
         if root.is_dir():
-            found += [p for p in root.rglob("almanac-room-*") if p.is_dir()]
+            found += [p for p in root.rglob(f"almanac-room-{os.getpid()}-*") if p.is_dir()]
     return found
 
 
@@ -87,7 +89,7 @@ def nothing_left_running() -> Iterator[None]:
     assert _live_room_processes() == []
     if os.geteuid() == 0 and Path("/sys/fs/cgroup/memory").is_dir():
         assert _leftover_groups() == []
-    leftovers = [p for p in Path("/tmp").glob("almanac-room-*") if p.is_dir()]
+    leftovers = [p for p in Path("/tmp").glob(f"almanac-room-{os.getpid()}-*") if p.is_dir()]
     assert leftovers == [], "the code copy, downloads and output are deleted after the run"
 
 

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from almanac.sandbox.limits import RoomLimits
+from almanac.sandbox.stale import run_prefix, stale_entries
 
 
 def _mounts() -> list[tuple[str, Path, set[str]]]:
@@ -141,7 +142,15 @@ class RunCgroup:
                     time.sleep(0.005)
 
 
+def _sweep_stale(parent: Path) -> None:
+    # A group still holding tasks refuses rmdir and stays.
+    for child in stale_entries(parent):
+        with contextlib.suppress(OSError):
+            child.rmdir()
+
+
 def _make(directory: Path) -> Path:
+    _sweep_stale(directory.parent)
     directory.mkdir(mode=0o755)
     return directory
 
@@ -153,7 +162,7 @@ def create_run_cgroup(limits: RoomLimits, delegated: Path | None = None) -> RunC
     too where the host accounts it. The task limit counts every thread of the room, bubblewrap's
     two processes included.
     """
-    name = f"almanac-room-{os.getpid()}-{secrets.token_hex(4)}"
+    name = f"{run_prefix()}{secrets.token_hex(4)}"
     if delegated is not None:
         return _create_v2(delegated, name, limits)
     mounts = _mounts()

@@ -40,6 +40,7 @@ from typing import Any
 from almanac.sandbox import seccomp
 from almanac.sandbox.cgroups import RunCgroup, create_run_cgroup
 from almanac.sandbox.limits import KilledBy, RoomLimits, limit_sentence, rlimits
+from almanac.sandbox.stale import run_prefix, stale_entries
 
 ROOM_USER = "almanac-room"
 REASON_CHARS = 300
@@ -271,7 +272,9 @@ class LockedRoom:
         _check_sources(sources)
         _check_plugin_paths(plugin_files)
 
-        run_dir = Path(tempfile.mkdtemp(prefix="almanac-room-", dir=self._work_dir))
+        for stale in stale_entries(self._work_dir):
+            shutil.rmtree(stale, ignore_errors=True)
+        run_dir = Path(tempfile.mkdtemp(prefix=run_prefix(), dir=self._work_dir))
         group: RunCgroup | None = None
         try:
             _prepare_run_dir(run_dir, plugin_files, sources, identity)
