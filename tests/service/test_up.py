@@ -4,6 +4,7 @@ as assets, and Ctrl-C stopping every process it started."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import socket
@@ -82,8 +83,18 @@ def almanac_up(home: Path) -> Iterator[Service]:
     try:
         yield service
     finally:
+        # `almanac up` starts each child in a session of its own: only its own stop (SIGINT)
+        # reaches them, and a kill of its group alone would leave them running.
+        children = _descendants(process.pid)
         if process.poll() is None:
-            os.killpg(process.pid, signal.SIGKILL)
+            process.send_signal(signal.SIGINT)
+            try:
+                process.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                os.killpg(process.pid, signal.SIGKILL)
+        for pid in children | _descendants(process.pid):
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
         process.wait()
 
 
@@ -136,8 +147,13 @@ def test_two_instances_serve_side_by_side_and_stop_cleanly_on_ctrl_c(tmp_path: P
         for plugin_id in EXAMPLES:
             assert f"approved at first start: {plugin_id} sha256:" in out
         assert [pid for pid in started if _alive(pid)] == [], "Ctrl-C left processes running"
-        # The other instance is untouched by the first one's stop.
+        # The other instance is untouched by the first one's stop, and stops the same way.
         assert httpx.get(f"{two.api}/health", timeout=5).status_code == 200
+        started = _descendants(two.process.pid)
+        two.process.send_signal(signal.SIGINT)
+        out, _ = two.process.communicate(timeout=60)
+        assert two.process.returncode == 0, out
+        assert [pid for pid in started if _alive(pid)] == [], "Ctrl-C left processes running"
 
 
 def test_a_second_start_approves_nothing_and_a_changed_example_stays_pending(
