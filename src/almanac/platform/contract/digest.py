@@ -109,27 +109,32 @@ def _walk(folder: Path) -> tuple[list[str], list[Problem]]:
                         Problem("PLG-CODE-FILE-TYPE", f"{rel} is not a regular file", path=rel)
                     )
                     continue
-                bad = _bad_name(rel)
-                if bad is not None:
-                    shown = rel.encode("utf-8", "backslashreplace").decode("ascii", "replace")
-                    problems.append(
-                        Problem("PLG-CODE-FILE-TYPE", f"the name {shown!r} {bad}", path=shown)
-                    )
-                    continue
-                if not is_code_file_type(rel):
-                    problems.append(
-                        Problem(
-                            "PLG-CODE-FILE-TYPE",
-                            f"{rel} is not a .mjs, .json, .md, .txt or LICENSE file; "
-                            "only fixtures/ and listing/ may hold other kinds",
-                            path=rel,
-                        )
-                    )
-                covered.append(rel)
+                if _judge_code_file(rel, problems):
+                    covered.append(rel)
 
     visit(folder, "")
     covered.sort(key=_utf8_key)
     return covered, problems
+
+
+def _judge_code_file(rel: str, problems: list[Problem]) -> bool:
+    """The code-file rules ("Limits": code file types) for one covered path: a name that cannot
+    be a path is left out of the digest; a file of another type is kept in it but reported."""
+    bad = _bad_name(rel)
+    if bad is not None:
+        shown = rel.encode("utf-8", "backslashreplace").decode("ascii", "replace")
+        problems.append(Problem("PLG-CODE-FILE-TYPE", f"the name {shown!r} {bad}", path=shown))
+        return False
+    if not is_code_file_type(rel):
+        problems.append(
+            Problem(
+                "PLG-CODE-FILE-TYPE",
+                f"{rel} is not a .mjs, .json, .md, .txt or LICENSE file; "
+                "only fixtures/ and listing/ may hold other kinds",
+                path=rel,
+            )
+        )
+    return True
 
 
 def covered_files(folder: str | os.PathLike[str]) -> list[str]:
@@ -167,21 +172,8 @@ def files_digest(files: Mapping[str, bytes]) -> DigestResult:
     for rel in sorted(files, key=_utf8_key):
         if not is_covered(rel):
             continue
-        bad = _bad_name(rel)
-        if bad is not None:
-            shown = rel.encode("utf-8", "backslashreplace").decode("ascii", "replace")
-            problems.append(Problem("PLG-CODE-FILE-TYPE", f"the name {shown!r} {bad}", path=shown))
-            continue
-        if not is_code_file_type(rel):
-            problems.append(
-                Problem(
-                    "PLG-CODE-FILE-TYPE",
-                    f"{rel} is not a .mjs, .json, .md, .txt or LICENSE file; "
-                    "only fixtures/ and listing/ may hold other kinds",
-                    path=rel,
-                )
-            )
-        covered.append(rel)
+        if _judge_code_file(rel, problems):
+            covered.append(rel)
     pairs = [(rel, hashlib.sha256(files[rel]).hexdigest()) for rel in covered]
     size = sum(len(files[rel]) for rel in covered)
     return DigestResult(_digest_lines(pairs), covered, problems, size)
