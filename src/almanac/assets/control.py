@@ -111,7 +111,18 @@ def deploy(
     say("runs held: new runs wait in the queue")
     try:
         deadline = time.monotonic() + wait_seconds
-        while busy := busy_runs(instance):
+        quiet_once = False
+        while True:
+            busy = busy_runs(instance)
+            if not busy and quiet_once:
+                break
+            if not busy:
+                # A queue pass that read the limit just before it became 0 may still launch
+                # a run: nothing may be running at two checks a poll apart.
+                quiet_once = True
+                time.sleep(poll_seconds)
+                continue
+            quiet_once = False
             left = deadline - time.monotonic()
             if left <= 0:
                 raise TimeoutError(
