@@ -56,7 +56,6 @@ def launched(orch: Orchestrator, at: datetime) -> list[tuple[str, str, str]]:
     return [(r.tags[TAG_PLUGIN], r.tags[TAG_TRIGGER], r.status.value) for r in done.launched]
 
 
-@pytest.mark.skipif(not EXAMPLE.is_dir(), reason="the example is part of the repository")
 def test_an_example_runs_end_to_end_on_postgresql(tmp_path: Path, postgres_engine: Engine) -> None:
     engine = postgres_engine
     with (

@@ -258,13 +258,18 @@ def test_network_reaches_nothing_and_fails_fast(room: LockedRoom) -> None:
 # -- the root is empty except the plug-in, the sources, Node and /tmp ------------------------
 
 
+def _require_root(what: str) -> None:
+    # scripts/test.sh runs as root and installs util-linux: a missing part fails, never skips.
+    if os.geteuid() != 0 or shutil.which("unshare") is None:
+        pytest.fail(f"{what} needs root and util-linux unshare: run scripts/test.sh as root")
+
+
 @pytest.fixture
 def user_home() -> Iterator[Path]:
     """A stand-in for a non-root user's home on the host: a folder under /home holding a
     private file, both owned by the room's own user, so that only the room (and not the host's
     file permissions) keeps a fetcher from reading it."""
-    if os.geteuid() != 0:
-        pytest.skip("making a home folder under /home needs root")
+    _require_root("making a home folder under /home")
     home = Path(tempfile.mkdtemp(prefix="almanac-test-home-", dir="/home"))
     try:
         secret = home / ".netrc"
@@ -472,8 +477,8 @@ def test_without_bubblewrap_the_room_refuses_to_run() -> None:
         room.run({"fetch.mjs": b"console.log('ran')"}, {}, CONTEXT, SMALL)
 
 
-@pytest.mark.skipif(os.geteuid() != 0, reason="the room's user is only needed when run as root")
 def test_as_root_without_the_rooms_user_the_room_refuses_to_run() -> None:
+    _require_root("dropping to the room's user")
     room = LockedRoom(user="almanac-no-such-user")
     with pytest.raises(RoomRefused, match="never runs as root"):
         room.run({"fetch.mjs": b"console.log('ran')"}, {}, CONTEXT, SMALL)
@@ -522,8 +527,7 @@ def _libseccomp_file() -> Path:
 
 def _room_on_a_changed_host(tmp_path: Path, mounts: list[str]) -> dict:
     """Run the room once in a private mount namespace after `mounts` (shell commands)."""
-    if os.geteuid() != 0 or shutil.which("unshare") is None:
-        pytest.skip("changing what the host offers needs root and util-linux unshare")
+    _require_root("changing what the host offers (util-linux unshare)")
     empty = tmp_path / "empty"
     empty.write_bytes(b"")
     script = " && ".join([*(m.format(empty=empty) for m in mounts), 'exec "$@"'])
@@ -578,8 +582,7 @@ os.execv(sys.executable, [sys.executable, "-c", child, context])
 def _room_in_a_user_namespace(limit: str) -> tuple[dict, dict]:
     """Run the room once as root of a fresh user namespace whose user.max_user_namespaces is
     `limit` ("-": left alone). Returns what the namespace offered and what the room did."""
-    if os.geteuid() != 0 or shutil.which("unshare") is None:
-        pytest.skip("mapping the host's users into a namespace needs root and util-linux")
+    _require_root("mapping the host's users into a namespace (util-linux unshare)")
     repo = Path(__file__).resolve().parents[2]
     child = subprocess.Popen(
         [sys.executable, "-c", _USERNS_CHILD, limit, _REFUSAL_CHILD, json.dumps(CONTEXT)],
