@@ -1,0 +1,38 @@
+"""With `ALMANAC_DATABASE_URL` on PostgreSQL, Dagster keeps its storage with dagster-postgres in
+the store's own database, in a schema of its own beside the store's tables."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import dagster as dg
+import psycopg
+
+from almanac.assets.control import DAGSTER_SCHEMA, run_slots
+from almanac.service import prepare
+from almanac.settings import load_settings
+from tests.orchestration.conftest import fresh_postgres_engine
+
+
+def test_dagster_storage_is_postgres_in_its_own_schema(tmp_path: Path) -> None:
+    with fresh_postgres_engine("dagster") as engine:
+        url = engine.url.render_as_string(hide_password=False)
+        settings = load_settings({"ALMANAC_HOME": str(tmp_path), "ALMANAC_DATABASE_URL": url})
+        registered, approved = prepare(settings)
+        assert (registered, approved) == ([], []), "examples are registered on SQLite only"
+        assert "postgres:" in (settings.dagster_home / "dagster.yaml").read_text()
+
+        with dg.DagsterInstance.from_config(str(settings.dagster_home)) as instance:
+            assert type(instance.run_storage).__name__ == "PostgresRunStorage"
+            assert run_slots(instance) == settings.run_slots
+            run = instance.add_run(dg.DagsterRun(job_name="__ASSET_JOB"))
+            assert instance.get_run_by_id(run.run_id) is not None
+
+        plain = url.replace("+psycopg", "")
+        with psycopg.connect(plain) as conn:
+            in_dagster = conn.execute(
+                f'SELECT count(*) FROM "{DAGSTER_SCHEMA}".runs WHERE run_id = %s', (run.run_id,)
+            ).fetchone()
+            in_store = conn.execute("SELECT count(*) FROM public.runs").fetchone()
+        assert in_dagster == (1,)
+        assert in_store == (0,), "the store's own runs table is untouched"
