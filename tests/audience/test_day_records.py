@@ -36,7 +36,7 @@ EVENTS = {
 
 def readable(plugin: StoredPlugin) -> ReadablePlugin:
     return ReadablePlugin(
-        plugin.id, "approved", "public", plugin.version_id, plugin.doc, False, None, None
+        plugin.id, "approved", "public", plugin.version_id, plugin.doc, False, None
     )
 
 

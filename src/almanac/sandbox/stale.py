@@ -10,7 +10,7 @@ import re
 from pathlib import Path
 
 PREFIX = "almanac-room-"
-_NAME = re.compile(r"almanac-room-(\d+)-.+")
+_NAME = re.compile(re.escape(PREFIX) + r"(\d+)-.+")
 
 
 def run_prefix() -> str:
@@ -23,7 +23,7 @@ def _alive(pid: int) -> bool:
         os.kill(pid, 0)
     except ProcessLookupError:
         return False
-    except PermissionError:
+    except PermissionError:  # alive, owned by another user
         return True
     return True
 

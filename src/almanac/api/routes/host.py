@@ -40,7 +40,7 @@ from almanac.api.schemas_host import (
 from almanac.platform import hosting
 from almanac.platform.contract.pack import MAX_ARCHIVE_BYTES, CodeRefused, check_folder, check_pack
 from almanac.platform.contract.problems import Problem
-from almanac.platform.lifecycle import DigestChanged, State, TransitionRefused
+from almanac.platform.lifecycle import DigestChanged, TransitionRefused
 from almanac.platform.store import plugins as store
 from almanac.platform.store.engine import write_transaction
 from almanac.platform.store.held import NothingHeld, decide_held
@@ -297,10 +297,9 @@ def approve(
     """Pending -> Approved for exactly the digest the page showed (else 409 DIGEST-CHANGED);
     the run starts at once. A Removed plug-in is brought back by `restore`."""
     with _write(ctx) as conn:
-        store.lock_plugin(conn, plugin_id)
-        if store.plugin_status(conn, plugin_id).state is State.REMOVED:
-            raise TransitionRefused("the plug-in is removed: restore it to approve it again")
-        store.approve(conn, plugin_id, digest_shown=body.digest, by=operator.email, now=now)
+        store.approve(
+            conn, plugin_id, digest_shown=body.digest, by=operator.email, now=now, removed=False
+        )
     return _page_after(ctx, plugin_id)
 
 
@@ -311,11 +310,9 @@ def restore(
     """Removed -> Approved (a person approves it again; its kept records are used again), for
     exactly the digest the page showed."""
     with _write(ctx) as conn:
-        store.lock_plugin(conn, plugin_id)
-        state = store.plugin_status(conn, plugin_id).state
-        if state is not State.REMOVED:
-            raise TransitionRefused(f"only a removed plug-in can be restored, not one {state}")
-        store.approve(conn, plugin_id, digest_shown=body.digest, by=operator.email, now=now)
+        store.approve(
+            conn, plugin_id, digest_shown=body.digest, by=operator.email, now=now, removed=True
+        )
     return _page_after(ctx, plugin_id)
 
 

@@ -69,15 +69,15 @@ class _Stored:
     moved_to: date | None
 
 
-def check_range(first: date, last: date, argument: str = "to") -> None:
+def check_range(first: date, last: date) -> None:
     """REQUEST-INVALID when `to` is before `from`; READER-TOO-MANY-DAYS above 62 days. The
     message names the parameter."""
     if last < first:
-        raise InvalidInput(f"{argument}: {last} is before from {first}")
+        raise InvalidInput(f"to: {last} is before from {first}")
     days = (last - first).days + 1
     if days > MAX_DAYS:
         raise InvalidInput(
-            f"{argument}: from {first} to {last} is {days} days; at most {MAX_DAYS} at once",
+            f"to: from {first} to {last} is {days} days; at most {MAX_DAYS} at once",
             code="READER-TOO-MANY-DAYS",
         )
 

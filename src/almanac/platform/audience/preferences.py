@@ -26,6 +26,7 @@ from almanac.platform.audience.models import (
 )
 from almanac.platform.audience.visibility import (
     ReadablePlugin,
+    not_found,
     readable_plugin,
     visible_plugins,
 )
@@ -122,7 +123,7 @@ def set_shown(
     readable = {p.id: p for p in visible_plugins(db, account)}
     for plugin_id in wanted:
         if plugin_id not in readable:
-            raise NotFound(f"no plug-in {plugin_id}")
+            raise not_found(plugin_id)
     for plugin_id, value in wanted.items():
         if value is None:
             db.execute(

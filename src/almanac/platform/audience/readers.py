@@ -12,10 +12,11 @@ from datetime import datetime
 from sqlalchemy import delete, insert, select
 from sqlalchemy.orm import Session
 
-from almanac.platform.accounts.errors import Conflict, InvalidInput, NotFound
+from almanac.platform.accounts.errors import Conflict, InvalidInput
 from almanac.platform.accounts.identity import normalize_email
 from almanac.platform.accounts.models import Organization
 from almanac.platform.audience.models import ReaderListOrganization, ReaderListPerson
+from almanac.platform.audience.visibility import not_found
 from almanac.platform.store.models import PluginMove, PluginVersion
 from almanac.platform.store.plugins import UnknownPlugin, lock_plugin
 
@@ -90,7 +91,7 @@ def set_reader_list(
     try:
         row = lock_plugin(conn, plugin_id)
     except UnknownPlugin:
-        raise NotFound(f"no plug-in {plugin_id}") from None
+        raise not_found(plugin_id) from None
     if not _is_private(db, (row["current_version_id"], row["approved_version_id"])):
         raise Conflict(
             f"plug-in {plugin_id} is not private: anyone signed in reads a public plug-in",

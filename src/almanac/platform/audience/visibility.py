@@ -56,7 +56,6 @@ class ReadablePlugin:
     manifest_doc: Mapping[str, Any]
     taken_down: bool
     takedown_message: str | None
-    publisher_organization_id: int | None
 
     @property
     def status(self) -> str:
@@ -100,7 +99,6 @@ def _readable_query(account: Account):  # type: ignore[no-untyped-def]
             plugins.c.state,
             plugins.c.taken_down,
             plugins.c.takedown_message,
-            plugins.c.publisher_organization_id,
             versions.c.id.label("version_id"),
             versions.c.manifest,
             audience.label("audience"),
@@ -124,7 +122,6 @@ def _readable(row: Any) -> ReadablePlugin:
         manifest_doc=row.manifest,
         taken_down=bool(row.taken_down),
         takedown_message=row.takedown_message,
-        publisher_organization_id=row.publisher_organization_id,
     )
 
 

@@ -10,7 +10,6 @@ can be shown different files.
 
 from __future__ import annotations
 
-import hashlib
 import io
 import json
 import os
@@ -572,11 +571,3 @@ def folder_problems(folder: str | os.PathLike[str]) -> list[Problem]:
         return list(check_code(root.name, folder_files(root)).warnings)
     except CodeRefused as refused:
         return list(refused.problems)
-
-
-def file_listing(files: Mapping[str, bytes]) -> list[dict[str, Any]]:
-    """Each file's path, size and SHA-256, in path order (what `.pack.json` lists)."""
-    return [
-        {"path": path, "size": len(data), "sha256": hashlib.sha256(data).hexdigest()}
-        for path, data in sorted(files.items(), key=lambda item: item[0].encode("utf-8"))
-    ]

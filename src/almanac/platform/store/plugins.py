@@ -296,11 +296,25 @@ def _store_files(conn: Connection, version_id: int, files: Mapping[str, bytes]) 
         conn.execute(insert(version_files), rows)
 
 
-def approve(conn: Connection, plugin_id: str, *, digest_shown: str, by: str, now: datetime) -> int:
+def approve(
+    conn: Connection,
+    plugin_id: str,
+    *,
+    digest_shown: str,
+    by: str,
+    now: datetime,
+    removed: bool | None = None,
+) -> int:
     """A person approves the current version; refused when `digest_shown` is not the current
-    digest (DigestChanged) or the manifest's audience is `local` (LocalNotApprovable). Returns
-    the run request id (the run starts at once)."""
+    digest (DigestChanged) or the manifest's audience is `local` (LocalNotApprovable). With
+    `removed` True only a Removed plug-in is approved (the host's restore), with False only one
+    that is not (TransitionRefused). Returns the run request id (the run starts at once)."""
     row = lock_plugin(conn, plugin_id)
+    is_removed = row["state"] == State.REMOVED
+    if removed is False and is_removed:
+        raise TransitionRefused("the plug-in is removed: restore it to approve it again")
+    if removed is True and not is_removed:
+        raise TransitionRefused(f"only a removed plug-in can be restored, not one {row['state']}")
     if row["current_version_id"] is not None:
         manifest = conn.execute(
             select(versions.c.manifest).where(versions.c.id == row["current_version_id"])
@@ -420,32 +434,38 @@ def set_shelved(conn: Connection, plugin_id: str, shelved: bool, *, by: str, now
     _log(conn, plugin_id, "shelve" if shelved else "unshelve", by, now)
 
 
-def _status(conn: Connection, row: Mapping[str, Any]) -> PluginStatus:
-    def version(version_id: int | None) -> tuple[str | None, str | None]:
-        if version_id is None:
-            return None, None
-        found = conn.execute(
-            select(versions.c.version, versions.c.digest).where(versions.c.id == version_id)
-        ).one()
-        return found.version, found.digest
+_current = versions.alias("current_version")
+_approved = versions.alias("approved_version")
+_STATUS_QUERY = (
+    select(
+        plugins,
+        _current.c.version.label("current_version"),
+        _current.c.digest.label("current_digest"),
+        _approved.c.version.label("approved_version"),
+        _approved.c.digest.label("approved_digest"),
+    )
+    .outerjoin(_current, _current.c.id == plugins.c.current_version_id)
+    .outerjoin(_approved, _approved.c.id == plugins.c.approved_version_id)
+)
+"""A plug-in row with its current and approved versions' numbers and digests, in one read."""
 
-    current_version, current_digest = version(row["current_version_id"])
-    approved_version, approved_digest = version(row["approved_version_id"])
+
+def _status(row: Mapping[str, Any]) -> PluginStatus:
     return PluginStatus(
         id=row["id"],
         state=State(row["state"]),
         current_version_id=row["current_version_id"],
-        current_digest=current_digest,
+        current_digest=row["current_digest"],
         approved_version_id=row["approved_version_id"],
-        approved_digest=approved_digest,
+        approved_digest=row["approved_digest"],
         retain=row["retain"],
         retain_registered=row["retain_registered"],
         held=bool(row["held"]),
         taken_down=bool(row["taken_down"]),
         shelved=bool(row["shelved"]),
         ever_approved=bool(row["ever_approved"]),
-        current_version=current_version,
-        approved_version=approved_version,
+        current_version=row["current_version"],
+        approved_version=row["approved_version"],
         retain_recorded_by=row["retain_recorded_by"],
         retain_recorded_at=row["retain_recorded_at"],
         publisher_organization_id=row["publisher_organization_id"],
@@ -459,16 +479,17 @@ def _status(conn: Connection, row: Mapping[str, Any]) -> PluginStatus:
 
 def plugin_status(conn: Connection, plugin_id: str) -> PluginStatus:
     """The plug-in's state, versions, retain answer and flags."""
-    row = conn.execute(select(plugins).where(plugins.c.id == plugin_id)).mappings().first()
+    query = _STATUS_QUERY.where(plugins.c.id == plugin_id)
+    row = conn.execute(query).mappings().first()
     if row is None:
         raise UnknownPlugin(f"no plug-in has the id {plugin_id!r}")
-    return _status(conn, row)
+    return _status(row)
 
 
 def all_plugins(conn: Connection) -> list[PluginStatus]:
     """Every plug-in ever registered (removed ones too: ids are never reused), by id."""
-    rows = conn.execute(select(plugins).order_by(plugins.c.id)).mappings().all()
-    return [_status(conn, row) for row in rows]
+    rows = conn.execute(_STATUS_QUERY.order_by(plugins.c.id)).mappings().all()
+    return [_status(row) for row in rows]
 
 
 def set_publisher(
