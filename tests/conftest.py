@@ -27,6 +27,13 @@ def _server_url() -> str:
 
 
 @pytest.fixture(scope="session")
+def postgres_server_url() -> str:
+    """SQLAlchemy URL of the test PostgreSQL server's maintenance database, for tests that make
+    databases of their own."""
+    return _server_url()
+
+
+@pytest.fixture(scope="session")
 def postgres_url() -> Iterator[str]:
     """SQLAlchemy URL of a fresh PostgreSQL database for this test session."""
     server = _server_url()

@@ -47,9 +47,9 @@ def prepare(
     settings: Settings, *, examples: Path | None = EXAMPLES
 ) -> tuple[list[str], list[tuple[str, str]]]:
     """Everything before the processes start: folders, the store's migrations, the example
-    plug-ins (embedded default only: registered, and approved by digest on a fresh store so
-    they show in the Dagster UI and run on their own), Dagster's configuration and the pool
-    limit. Returns the example ids registered and the (id, digest) approved now."""
+    plug-ins (registered, and approved by digest on a fresh store so they show in the Dagster
+    UI and run on their own; on PostgreSQL as on the embedded default), Dagster's configuration
+    and the pool limit. Returns the example ids registered and the (id, digest) approved now."""
     import dagster as dg
 
     from almanac.assets.control import dagster_yaml, prepare_dagster_storage, set_run_slots
@@ -61,7 +61,7 @@ def prepare(
     upgrade_database(settings.database_url)
     registered: list[str] = []
     approved: list[tuple[str, str]] = []
-    if examples is not None and examples.is_dir() and settings.database_url.startswith("sqlite"):
+    if examples is not None and examples.is_dir():
         engine = make_engine(settings.database_url)
         try:
             now = datetime.now(UTC)

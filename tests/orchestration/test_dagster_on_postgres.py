@@ -1,5 +1,6 @@
 """With `ALMANAC_DATABASE_URL` on PostgreSQL, Dagster keeps its storage with dagster-postgres in
-the store's own database, in a schema of its own beside the store's tables."""
+the store's own database, in a schema of its own beside the store's tables, and stores events
+there (every run's events go through it); the examples are registered as on SQLite."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from almanac.assets.control import DAGSTER_SCHEMA, run_slots
 from almanac.service import prepare
 from almanac.settings import load_settings
 from tests.orchestration.conftest import fresh_postgres_engine
+from tests.service.up import EXAMPLES
 
 
 def test_dagster_storage_is_postgres_in_its_own_schema(tmp_path: Path) -> None:
@@ -19,7 +21,8 @@ def test_dagster_storage_is_postgres_in_its_own_schema(tmp_path: Path) -> None:
         url = engine.url.render_as_string(hide_password=False)
         settings = load_settings({"ALMANAC_HOME": str(tmp_path), "ALMANAC_DATABASE_URL": url})
         registered, approved = prepare(settings)
-        assert (registered, approved) == ([], []), "examples are registered on SQLite only"
+        assert registered == EXAMPLES
+        assert [plugin_id for plugin_id, _ in approved] == EXAMPLES
         assert "postgres:" in (settings.dagster_home / "dagster.yaml").read_text()
 
         with dg.DagsterInstance.from_config(str(settings.dagster_home)) as instance:
@@ -27,6 +30,11 @@ def test_dagster_storage_is_postgres_in_its_own_schema(tmp_path: Path) -> None:
             assert run_slots(instance) == settings.run_slots
             run = instance.add_run(dg.DagsterRun(job_name="__ASSET_JOB"))
             assert instance.get_run_by_id(run.run_id) is not None
+            # dagster-postgres NOTIFYs with a bound parameter on each event it stores: only
+            # the psycopg2 driver it is written for accepts that.
+            instance.report_engine_event("stored on PostgreSQL", run)
+            [event] = instance.all_logs(run.run_id)
+            assert event.message == "stored on PostgreSQL"
 
         plain = url.replace("+psycopg", "")
         with psycopg.connect(plain) as conn:

@@ -30,13 +30,17 @@ _BUSY = [
 
 def dagster_postgres_url(database_url: str) -> str | None:
     """The URL dagster-postgres uses for the store's PostgreSQL database (its own schema), or
-    None on the embedded SQLite default."""
+    None on the embedded SQLite default.
+
+    The driver is named: SQLAlchemy 2.1 reads a bare `postgresql://` as psycopg 3, which binds
+    parameters on the server, and dagster-postgres's `NOTIFY run_events, :id` is then a syntax
+    error on every event it stores. dagster-postgres is written for psycopg2."""
     if not database_url.startswith("postgresql"):
         return None
     rest = database_url.split("://", 1)[1]
     separator = "&" if "?" in rest else "?"
     options = quote(f"-csearch_path={DAGSTER_SCHEMA}", safe="")
-    return f"postgresql://{rest}{separator}options={options}"
+    return f"postgresql+psycopg2://{rest}{separator}options={options}"
 
 
 def dagster_yaml(settings: Settings) -> str:

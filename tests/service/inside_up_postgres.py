@@ -1,0 +1,195 @@
+"""Inside a network namespace of its own (run by `test_up.py`): the real `almanac up` on a fresh
+PostgreSQL database (`UP_DATABASE_URL`, reached through a Unix socket relay), with no test-only
+Dagster instance in between. It registers the example plug-ins at first start; an operator
+registers a new plug-in's pack over HTTP and approves it by digest; the daemon starts its first
+run, the downloader fetches its source over TLS from a public stand-in address, the locked room
+runs the fetcher, and the records are read back through the reader API."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+import trustme
+from sqlalchemy import create_engine, text
+
+from almanac.node import node_binary
+from tests.sandbox.tls_server import TLSServer
+from tests.service.namespace import PUBLIC, enter_public_stand_in
+from tests.service.up import (
+    EXAMPLES,
+    REPO,
+    START_SECONDS,
+    Service,
+    alive,
+    almanac_up,
+    descendants,
+    wait_for,
+)
+
+SOURCE_HOST = "rates.example.org"
+PLUGIN = "stand-in-rates"
+EMAIL = "operator@example.org"
+PASSWORD = "a long pass phrase for the operator"
+RUN_SECONDS = 420
+
+
+@pytest.fixture(scope="module")
+def source_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TLSServer]:
+    ca = trustme.CA()
+    enter_public_stand_in([SOURCE_HOST], ca.cert_pem.bytes(), tmp_path_factory.mktemp("ns"))
+    with TLSServer(ca, (SOURCE_HOST,), bind=(PUBLIC, 443)) as server:
+        yield server
+
+
+def _tool(*args: str, cwd: Path) -> str:
+    done = subprocess.run(
+        [str(node_binary()), str(REPO / "tool" / "almanac-plugin.mjs"), *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=180,
+        env={**os.environ, "ALMANAC_PLUGIN_NOW": datetime.now(UTC).isoformat()},
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    return done.stdout
+
+
+def _plugin_pack(work: Path) -> tuple[bytes, str, str]:
+    """A new public value plug-in made from the tool's template, its one source on the stand-in
+    host; returns the packed archive, its digest and the source file served."""
+    _tool("init", PLUGIN, "--kind", "value", cwd=work)
+    folder = work / PLUGIN
+    manifest = json.loads((folder / "plugin.json").read_text())
+    manifest["audience"] = "public"
+    manifest["sources"][0]["url"] = f"https://{SOURCE_HOST}/rates.csv"
+    (folder / "plugin.json").write_text(json.dumps(manifest, indent=2) + "\n")
+    out = _tool("pack", PLUGIN, "--out", str(work / "pack.zip"), cwd=work)
+    digest = re.search(r"^digest (sha256:[0-9a-f]{64})$", out, re.MULTILINE)
+    assert digest, out
+    source = (folder / "fixtures" / "sources" / manifest["sources"][0]["name"]).read_text()
+    return (work / "pack.zip").read_bytes(), digest.group(1), source
+
+
+def _operator(api: str, database_url: str) -> httpx.Client:
+    """An operator as a new one becomes one: sign-up over HTTP, the mailed link (kept in the
+    outbox: no SMTP here), `almanac staff grant` on the machine, sign-in over HTTP."""
+    client = httpx.Client(base_url=api, timeout=30)
+    made = client.post("/api/v1/auth/signup", json={"email": EMAIL, "password": PASSWORD})
+    assert made.status_code == 201, made.text
+    engine = create_engine(database_url)
+    with engine.connect() as conn:
+        body = conn.execute(
+            text("SELECT body FROM mail_outbox WHERE to_address = :to ORDER BY id DESC"),
+            {"to": EMAIL},
+        ).scalar_one()
+    engine.dispose()
+    link = re.search(r"https?://\S+/api/v1/auth/verify\?token=\S+", body)
+    assert link, body
+    assert client.get(link.group(0)).status_code == 200
+    granted = subprocess.run(
+        [str(Path(sys.executable).parent / "almanac"), "staff", "grant", EMAIL, "operator"],
+        env={**os.environ, "ALMANAC_DATABASE_URL": database_url},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert granted.returncode == 0, granted.stderr
+    signed = client.post("/api/v1/auth/signin", json={"email": EMAIL, "password": PASSWORD})
+    assert signed.status_code == 200, signed.text
+    return client
+
+
+def _ok(response: httpx.Response, status: int = 200) -> Any:
+    assert response.status_code == status, response.text
+    return response.json()
+
+
+def _runs_until(
+    operator: httpx.Client, plugin_id: str, deadline: float, up: Service
+) -> list[dict[str, Any]]:
+    while time.monotonic() < deadline:
+        assert up.process.poll() is None, "almanac up stopped: " + up.log.read_text()[-5000:]
+        runs = _ok(operator.get(f"/api/v1/host/plugins/{plugin_id}/runs"))
+        if runs:
+            return runs
+        time.sleep(2)
+    pytest.fail(f"{plugin_id} never ran within {RUN_SECONDS} s: " + up.log.read_text()[-5000:])
+
+
+def test_a_plugin_approved_over_http_runs_on_postgresql(
+    source_server: TLSServer, tmp_path: Path
+) -> None:
+    database_url = os.environ["UP_DATABASE_URL"]
+    archive, digest, source = _plugin_pack(tmp_path)
+    source_server.routes["/rates.csv"] = lambda h: h.reply(200, source.encode())
+
+    with almanac_up(tmp_path / "home", database_url) as up:
+        deadline = time.monotonic() + START_SECONDS
+        health = wait_for(f"{up.api}/health", deadline, up.process)
+        assert health.json() == {"status": "ok", "database": "ok"}
+        wait_for(f"{up.ui}/server_info", deadline, up.process)
+        operator = _operator(up.api, database_url)
+
+        # The examples are registered and approved at first start on PostgreSQL too.
+        listed = {p["id"]: p["state"] for p in _ok(operator.get("/api/v1/host/plugins"))}
+        assert listed == dict.fromkeys(EXAMPLES, "approved")
+
+        made = _ok(
+            operator.post(
+                "/api/v1/host/plugins/pack",
+                content=archive,
+                headers={"Content-Type": "application/zip"},
+            ),
+            201,
+        )
+        assert (made["plugin_id"], made["digest"]) == (PLUGIN, digest)
+        approved = _ok(
+            operator.post(f"/api/v1/host/plugins/{PLUGIN}/approve", json={"digest": digest})
+        )
+        assert approved["state"] == "approved"
+
+        # The daemon (sensor, queue, run worker) starts the first run on its own.
+        run_deadline = time.monotonic() + RUN_SECONDS
+        [run] = _runs_until(operator, PLUGIN, run_deadline, up)
+        assert (run["outcome"], run["reason"], run["trigger"]) == ("success", None, "first")
+        assert run["digest"] == digest
+        lines = [line for line in source.splitlines()[1:] if line.split(",")[0] <= run["today"]]
+        assert lines, "the template's source holds rates up to today"
+        assert run["new"] == len(lines)
+        assert [r.path for r in source_server.requests] == ["/rates.csv"]
+        assert source_server.sni == [SOURCE_HOST]
+
+        dates = sorted(line.split(",")[0] for line in lines)
+        stored = _ok(
+            operator.get(
+                f"/api/v1/reader/plugins/{PLUGIN}/records",
+                params={"from": dates[0], "to": dates[-1]},
+            )
+        )
+        assert sorted(
+            (r["record"]["date"], r["record"]["fields"]["rate"]) for r in stored["records"]
+        ) == sorted((d, float(rate)) for d, rate in (line.split(",") for line in lines))
+
+        # The examples' own first runs were recorded too: their real hosts resolve to nothing
+        # in this namespace, so each failed with the downloader's reason.
+        for plugin_id in EXAMPLES:
+            [example_run] = _runs_until(operator, plugin_id, run_deadline, up)
+            assert example_run["outcome"] == "failure"
+            assert example_run["reason"].startswith("could not download ")
+
+        started = descendants(up.process.pid)
+        out = up.stop()
+        for plugin_id in EXAMPLES:
+            assert f"approved at first start: {plugin_id} sha256:" in out
+        assert [pid for pid in started if alive(pid)] == [], "Ctrl-C left processes running"
