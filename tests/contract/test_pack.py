@@ -75,6 +75,16 @@ def test_inflating_stops_as_soon_as_the_cap_is_passed(monkeypatch) -> None:
     assert sum(produced) <= pack.MAX_RATIO * compressed + 1
 
 
+def test_an_entry_is_never_inflated_past_the_size_it_declares() -> None:
+    # 1 MiB of zeros deflate to about 1 KB, so 1,000 bytes is within the ratio: only the
+    # declared size stops the inflating, one step past it.
+    with pytest.raises(CodeRefused) as refused:
+        read_pack(_bomb(1 << 20, declared=1000))
+    assert refused.value.code == "PLG-ZIP-UNCOMPRESSED-TOO-LARGE"
+    assert "inflates beyond 1000 bytes (the 1000 it declares" in str(refused.value)
+    assert "inflating stopped there" in str(refused.value)
+
+
 def test_a_folder_on_the_server_is_held_to_the_upload_limits(tmp_path: Path) -> None:
     with pytest.raises(CodeRefused) as refused:
         folder_files(tmp_path / "Not_An_Id")

@@ -6,12 +6,14 @@ the test dialer carries a connection meant for a checked public address to the l
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import socket
 import ssl
 import stat
 import time
+import zlib
 from collections.abc import Iterator
 from datetime import UTC, date, datetime
 from ipaddress import ip_address
@@ -621,3 +623,183 @@ def test_a_reason_never_exceeds_300_characters() -> None:
     assert len(reason) == REASON_LIMIT
     assert reason.startswith("could not download rates: xxx") and reason.endswith("...")
     assert download_reason("rates", "short") == "could not download rates: short"
+
+
+# --- content encodings ----------------------------------------------------------------------
+
+PLAIN = b"".join(
+    b"2026-%02d-%02d,%d.%04d\n" % (1 + n % 12, 1 + n % 28, n, n * 7) for n in range(9000)
+)
+
+
+def _gzip(data: bytes) -> bytes:
+    squeeze = zlib.compressobj(9, zlib.DEFLATED, 16 + zlib.MAX_WBITS)
+    return squeeze.compress(data) + squeeze.flush()
+
+
+def _raw_deflate(data: bytes) -> bytes:
+    squeeze = zlib.compressobj(9, zlib.DEFLATED, -zlib.MAX_WBITS)
+    return squeeze.compress(data) + squeeze.flush()
+
+
+ENCODED = {
+    "gzip": ("gzip", _gzip(PLAIN)),
+    "x-gzip": ("x-gzip", _gzip(PLAIN)),
+    "gzip in two members": ("gzip", _gzip(PLAIN[:70000]) + _gzip(PLAIN[70000:])),
+    "deflate (zlib)": ("deflate", zlib.compress(PLAIN)),
+    "deflate (raw)": ("deflate", _raw_deflate(PLAIN)),
+    "identity, then gzip": ("identity, GZIP", _gzip(PLAIN)),
+    "gzip, then deflate": ("gzip, deflate", zlib.compress(_gzip(PLAIN))),
+    "three layers": ("deflate, gzip, gzip", _gzip(_gzip(_raw_deflate(PLAIN)))),
+}
+
+
+def trickled(payload: bytes, headers: dict[str, str]):
+    """The body written a few bytes at a time (1 to 7), each piece sent at once."""
+
+    def route(handler: Handler) -> None:
+        handler.send_response(200)
+        for name, value in headers.items():
+            handler.send_header(name, value)
+        handler.send_header("Content-Length", str(len(payload)))
+        handler.end_headers()
+        at, size = 0, 1
+        while at < len(payload):
+            handler.wfile.write(payload[at : at + size])
+            handler.wfile.flush()
+            at, size = at + size, size % 7 + 1
+
+    return route
+
+
+@pytest.mark.parametrize("case", sorted(ENCODED))
+def test_a_body_encoded_although_identity_was_asked_is_kept_decoded_the_same_every_time(
+    server: TLSServer, ca: trustme.CA, tmp_path: Path, case: str
+) -> None:
+    encoding, payload = ENCODED[case]
+    assert len(payload) < len(PLAIN) < 400_000
+    server.routes["/x"] = body(payload, {"Content-Encoding": encoding})
+    server.routes["/slow"] = trickled(payload, {"Content-Encoding": encoding})
+    d = downloader(server, ca)
+    source = Source("rates", f"https://{RATES}/x", max_bytes=len(PLAIN))
+    # The same body arriving a few bytes at a time decodes to the same bytes.
+    slow = Source("rates", f"https://{RATES}/slow", max_bytes=len(PLAIN))
+    kept = [run(d, tmp_path, source).sources[0] for _ in range(3)]
+    kept.append(run(d, tmp_path, slow).sources[0])
+    for got in kept:
+        assert got.path.read_bytes() == PLAIN
+        assert (got.bytes, got.sha256) == (len(PLAIN), hashlib.sha256(PLAIN).hexdigest())
+    assert [r.path for r in server.requests] == ["/x", "/x", "/x", "/slow"]
+    assert all(r.headers["accept-encoding"] == "identity" for r in server.requests)
+
+
+@pytest.fixture
+def empty_work(tmp_path: Path) -> Path:
+    work = tmp_path / "work"
+    work.mkdir()
+    return work
+
+
+def test_max_bytes_counts_the_decoded_bytes_kept(
+    server: TLSServer, ca: trustme.CA, tmp_path: Path, empty_work: Path
+) -> None:
+    server.routes["/fits"] = body(_gzip(b"y" * 1000), {"Content-Encoding": "gzip"})
+    server.routes["/over"] = body(_gzip(b"y" * 1001), {"Content-Encoding": "gzip"})
+    server.routes["/stacked"] = body(_gzip(_gzip(b"y" * 1001)), {"Content-Encoding": "gzip, gzip"})
+    d = downloader(server, ca)
+    got = run(d, tmp_path, Source("fits", f"https://{RATES}/fits", max_bytes=1000))
+    assert got.sources[0].bytes == 1000
+    assert got.sources[0].path.read_bytes() == b"y" * 1000
+    for route in ("/over", "/stacked"):
+        error = refused(d, empty_work, Source("rates", f"https://{RATES}{route}", max_bytes=1000))
+        assert error.reason == (
+            "could not download rates: the gzip body decodes to more than maxBytes (1000 bytes)"
+        )
+
+
+@pytest.mark.parametrize(
+    ("encoding", "payload", "why"),
+    [
+        ("gzip", _gzip(PLAIN)[:-4], "the gzip body is cut short"),
+        ("gzip", _gzip(PLAIN)[:1], "the gzip body is cut short"),
+        ("deflate", zlib.compress(PLAIN)[:-1], "the deflate body is cut short"),
+        ("gzip, gzip", _gzip(_gzip(PLAIN)[:-8]), "the gzip body is cut short"),
+        ("deflate", zlib.compress(PLAIN) + b"more", "the deflate body goes on after its end"),
+        ("deflate", _raw_deflate(PLAIN) + b"\x00", "the deflate body goes on after its end"),
+        ("gzip", _gzip(PLAIN) + b"more", "the gzip body does not decode"),
+        ("gzip", zlib.compress(PLAIN), "the gzip body does not decode"),
+        ("gzip", b"\x1f\x8b" + bytes(40), "the gzip body does not decode"),
+    ],
+)
+def test_an_encoded_body_is_kept_only_when_every_layer_ends_exactly(
+    server: TLSServer, ca: trustme.CA, empty_work: Path, encoding: str, payload: bytes, why: str
+) -> None:
+    server.routes["/x"] = body(payload, {"Content-Encoding": encoding})
+    error = refused(downloader(server, ca), empty_work, Source("rates", f"https://{RATES}/x"))
+    assert error.reason.startswith(f"could not download rates: {why}")
+
+
+@pytest.mark.parametrize(
+    ("encoding", "shown"),
+    [
+        ("br", "br"),
+        ("zstd", "zstd"),
+        ("compress", "compress"),
+        ("gzip, br", "br"),
+        ("x-\u00e9" + "z" * 60, "x-?" + "z" * 37 + "..."),
+    ],
+)
+def test_an_encoding_that_is_not_decoded_is_refused_with_its_name(
+    server: TLSServer, ca: trustme.CA, tmp_path: Path, encoding: str, shown: str
+) -> None:
+    def route(handler: Handler) -> None:
+        handler.send_response(200)
+        handler.send_header("Content-Encoding", encoding)
+        handler.send_header("Content-Length", str(len(PLAIN)))
+        handler.end_headers()
+        handler.wfile.write(PLAIN)
+
+    server.routes["/x"] = route
+    error = refused(downloader(server, ca), tmp_path, Source("rates", f"https://{RATES}/x"))
+    assert error.reason == (
+        f"could not download rates: the server sent a {shown} body, which was not asked for"
+    )
+
+
+def test_more_than_three_stacked_encodings_are_refused(
+    server: TLSServer, ca: trustme.CA, tmp_path: Path
+) -> None:
+    payload = _gzip(_gzip(_gzip(_gzip(b"four"))))
+    server.routes["/x"] = body(payload, {"Content-Encoding": "gzip, gzip, identity, gzip, gzip"})
+    error = refused(downloader(server, ca), tmp_path, Source("rates", f"https://{RATES}/x"))
+    assert error.reason == (
+        "could not download rates: the server sent a body in 4 stacked content encodings; "
+        "at most 3 are decoded"
+    )
+
+
+def test_the_bytes_on_the_wire_are_held_to_max_bytes_too(
+    server: TLSServer, ca: trustme.CA, tmp_path: Path
+) -> None:
+    # Empty stored deflate blocks decode to nothing: only the count on the wire ends them.
+    empty_block = b"\x00\x00\x00\xff\xff"
+
+    def endless(handler: Handler) -> None:
+        handler.send_response(200)
+        handler.send_header("Content-Encoding", "deflate")
+        handler.send_header("Connection", "close")
+        handler.end_headers()
+        handler.close_connection = True
+        with contextlib.suppress(OSError):
+            for _ in range(1_000_000):
+                handler.wfile.write(empty_block * 800)
+
+    server.routes["/declared"] = body(empty_block * 1000, {"Content-Encoding": "deflate"})
+    server.routes["/endless"] = endless
+    d = downloader(server, ca)
+    error = refused(d, tmp_path, Source("rates", f"https://{RATES}/declared", max_bytes=1000))
+    assert error.reason == (
+        "could not download rates: the body of 5000 bytes is larger than maxBytes (1000)"
+    )
+    error = refused(d, tmp_path, Source("rates", f"https://{RATES}/endless", max_bytes=1000))
+    assert error.reason == "could not download rates: the body is larger than maxBytes (1000 bytes)"

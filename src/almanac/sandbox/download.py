@@ -8,10 +8,23 @@ policy has no switch: tests keep it on and inject a dialer that carries a connec
 a checked public address to a TLS server on loopback instead.
 
 Choices where the spec is silent: `{today}` is YYYY-MM-DD, `{year}` YYYY, `{month}` MM; a
-`maxBytes` above 20 MB counts as 20 MB; the body is asked for uncompressed
-(`Accept-Encoding: identity`) and counted as kept; only 301, 302, 303, 307 and 308 are followed
-(always as GET), any other status but 200 fails; an explicit port in a URL is allowed; the
-60 seconds cover resolution, connections, every hop and the whole body of one source.
+`maxBytes` above 20 MB counts as 20 MB; only 301, 302, 303, 307 and 308 are followed (always as
+GET), any other status but 200 fails; an explicit port in a URL is allowed; the 60 seconds cover
+resolution, connections, every hop and the whole body of one source.
+
+Content encodings: the body is asked for uncompressed (`Accept-Encoding: identity`) and read
+raw; httpx never decodes it (its decoders expand a whole network read at once, and stacked
+layers multiply that: 2 KB could become 2 GB in memory before any size check). A server that
+encodes anyway is still answered: `gzip` (and `x-gzip`) and `deflate` (zlib-wrapped, or raw
+deflate as browsers accept) are decoded here, at most 3 layers, each in steps of at most 64 KiB
+of output, so a download holds a few hundred KiB whatever it decodes to, and the kept body goes
+to its file as it arrives. Decoding rather than refusing keeps sources working whose servers or
+CDNs compress whatever was asked, and the bounded steps cost no more memory than a refusal. Any
+other encoding (br, zstd, compress, ...) fails with `the server sent a <encoding> body, which
+was not asked for`: no decoder is trusted that has not been bounded here. `maxBytes` counts
+the bytes kept, after any decoding; the bytes on the wire and the output of every layer are held
+to it too, so no layer works through more than `maxBytes`. An encoded body is kept only when
+every layer ends exactly (a gzip body may hold several members).
 """
 
 from __future__ import annotations
@@ -27,6 +40,7 @@ import socket
 import ssl
 import tempfile
 import time
+import zlib
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, date, datetime
@@ -50,6 +64,13 @@ _SOURCE_NAME = re.compile(r"[a-z][a-z0-9_-]{0,47}\Z")
 _REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
 _SHOWN_URL = 120
 _REDIRECT_BODY_LIMIT = 64 * 1024
+
+MAX_CONTENT_CODINGS = 3
+"""The most content encodings one body may stack; more is refused, never decoded."""
+_DECODED_CODINGS = frozenset({"gzip", "x-gzip", "deflate"})
+_DECODE_STEP = 64 * 1024
+"""The most one decoding step may produce: what bounds a layer's memory, whatever it expands."""
+_SHOWN_CODING = 40
 
 
 @dataclass(frozen=True, slots=True)
@@ -309,24 +330,133 @@ def _checked_url(url: httpx.URL, hosts: frozenset[str], *, redirect: bool) -> ht
 def _keep_body(
     response: httpx.Response, path: Path, limit: int, deadline: _Deadline
 ) -> tuple[int, str]:
-    """Write the whole body to a new regular file, stopping as soon as it exceeds `limit`
-    bytes (spec: Source download rules 5)."""
+    """Write the whole body to a new regular file as it arrives, decoding any content encoding
+    in bounded steps, and stop as soon as the bytes on the wire, any decoded layer or the body
+    kept exceed `limit` (spec: Source download rules 5)."""
+    codings = _content_codings(response.headers)
     declared = response.headers.get("content-length", "").strip()
     if declared.isdigit() and int(declared) > limit:
         raise _Refused(f"the body of {declared} bytes is larger than maxBytes ({limit})")
+    too_large = f"the body is larger than maxBytes ({limit} bytes)"
+    pieces: Iterable[bytes] = _bounded(response.iter_raw(), limit, too_large)
+    # The last coding listed was applied last, so it is undone first.
+    for coding in reversed(codings):
+        layer = _Decoder(coding, deadline)
+        expanded = f"the {layer.coding} body decodes to more than maxBytes ({limit} bytes)"
+        pieces = _bounded(layer.decode(pieces), limit, expanded)
     size = 0
     digest = hashlib.sha256()
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
     with os.fdopen(os.open(path, flags, 0o644), "wb") as out:
-        for chunk in response.iter_bytes():
+        for chunk in pieces:
             size += len(chunk)
             if size > limit:
-                raise _Refused(f"the body is larger than maxBytes ({limit} bytes)")
+                raise _Refused(too_large)
             if deadline.passed:
                 raise _DeadlinePassed
             digest.update(chunk)
             out.write(chunk)
     return size, digest.hexdigest()
+
+
+def _content_codings(headers: httpx.Headers) -> list[str]:
+    """The content encodings of a body in the order the server applied them, `identity` left
+    out; refuses an encoding not decoded here, and more than MAX_CONTENT_CODINGS layers."""
+    codings = [
+        coding.lower()
+        for coding in headers.get_list("content-encoding", split_commas=True)
+        if coding and coding.lower() != "identity"
+    ]
+    for coding in codings:
+        if coding not in _DECODED_CODINGS:
+            raise _Refused(f"the server sent a {_shown(coding)} body, which was not asked for")
+    if len(codings) > MAX_CONTENT_CODINGS:
+        raise _Refused(
+            f"the server sent a body in {len(codings)} stacked content encodings; at most "
+            f"{MAX_CONTENT_CODINGS} are decoded"
+        )
+    return codings
+
+
+def _shown(text: str) -> str:
+    """A value a server chose, safe to put in a run reason."""
+    cut = text[:_SHOWN_CODING]
+    safe = "".join(c if c.isascii() and c.isprintable() else "?" for c in cut)
+    return safe + ("..." if len(text) > _SHOWN_CODING else "")
+
+
+def _bounded(pieces: Iterable[bytes], limit: int, refusal: str) -> Iterator[bytes]:
+    """The pieces as they come, refused with `refusal` once they add up to more than `limit`."""
+    seen = 0
+    for piece in pieces:
+        seen += len(piece)
+        if seen > limit:
+            raise _Refused(refusal)
+        yield piece
+
+
+def _is_zlib_header(first: int, second: int) -> bool:
+    """RFC 1950: method 8 (deflate), a window of at most 32 KiB, and the header check."""
+    return first & 0x0F == 8 and first >> 4 <= 7 and (first << 8 | second) % 31 == 0
+
+
+class _Decoder:
+    """One content encoding undone in bounded steps: each step yields at most _DECODE_STEP
+    bytes, so a layer holds one input piece and one step's output whatever they expand to."""
+
+    def __init__(self, coding: str, deadline: _Deadline) -> None:
+        self.coding = "gzip" if coding == "x-gzip" else coding
+        self._deadline = deadline
+        self._inflater: Any = None
+        self._head = b""
+
+    def decode(self, pieces: Iterable[bytes]) -> Iterator[bytes]:
+        """The decoded bytes of the encoded `pieces`; refuses a body that does not decode or
+        does not end exactly. A layer given no bytes at all gives none."""
+        for piece in pieces:
+            yield from self._feed(piece)
+        if self._head or (self._inflater is not None and not self._inflater.eof):
+            raise _Refused(f"the {self.coding} body is cut short")
+
+    def _start(self, head: bytes) -> Any:
+        if self.coding == "gzip":
+            return zlib.decompressobj(16 + zlib.MAX_WBITS)
+        # "deflate" means zlib-wrapped (RFC 9110), but some servers send raw deflate; browsers
+        # take both, told apart by the zlib header.
+        wrapped = _is_zlib_header(head[0], head[1])
+        return zlib.decompressobj(zlib.MAX_WBITS if wrapped else -zlib.MAX_WBITS)
+
+    def _feed(self, data: bytes) -> Iterator[bytes]:
+        data = self._head + data
+        self._head = b""
+        while True:
+            inflater = self._inflater
+            if inflater is None or inflater.eof:
+                if not data:
+                    return
+                if inflater is not None and self.coding != "gzip":
+                    raise _Refused(f"the {self.coding} body goes on after its end")
+                if len(data) < 2:
+                    # Too little to tell raw deflate from zlib: wait for the next piece.
+                    self._head = data
+                    return
+                # A gzip body may be several members, one after another (RFC 1952).
+                inflater = self._inflater = self._start(data)
+            if self._deadline.passed:
+                raise _DeadlinePassed
+            try:
+                out = inflater.decompress(data, _DECODE_STEP)
+            except zlib.error as error:
+                raise _Refused(f"the {self.coding} body does not decode ({error})") from None
+            if out:
+                yield out
+            if inflater.eof:
+                data = inflater.unused_data
+                continue
+            data = inflater.unconsumed_tail
+            # A full step may leave output inside zlib with no input left: ask again.
+            if not data and len(out) < _DECODE_STEP:
+                return
 
 
 def _drain(response: httpx.Response) -> None:

@@ -6,6 +6,13 @@ entry (it shifts every offset), trusts the sizes an entry declares, reads ZIP64 
 archives, and inflates without a cap. Each refusal names one catalog code. `zipfile` is only asked,
 once everything is bounded, whether it sees the same entries, so no other reader of the archive
 can be shown different files.
+
+No stated size is trusted: an entry is inflated in steps of at most 64 KiB of output and never
+past the size it declares, which `read_pack` has already held to the ratio and total limits; an
+entry that would grow beyond is refused (PLG-ZIP-UNCOMPRESSED-TOO-LARGE) one step past its
+claim, and one whose bytes fall short or fail the CRC is refused as damaged. Reading holds the
+archive, the files kept (32 MiB at most) and, while one entry is inflated, that entry once more:
+never more than the entries declare, however they expand.
 """
 
 from __future__ import annotations
@@ -263,42 +270,51 @@ def _data_start(data: bytes, entry: _Entry) -> int:
 
 
 def _inflate(data: bytes, entry: _Entry, budget: int) -> bytes:
-    """The entry's bytes, inflating no further than its ratio cap or the archive's remaining
-    uncompressed budget allow."""
+    """The entry's bytes, inflated in steps of at most 64 KiB and never past the size it
+    declares (nor its ratio cap or the archive's remaining budget): an entry that would grow
+    beyond is refused after holding one step more than it claims."""
     start = _data_start(data, entry)
-    body = data[start : start + entry.compressed]
+    # A view, not a copy: the archive is already held once.
+    body = memoryview(data)[start : start + entry.compressed]
     if entry.method == zipfile.ZIP_STORED:
         if entry.compressed != entry.size:
             raise _refuse("PLG-ZIP-DAMAGED", f"{entry.name}: stored sizes differ", entry.name)
-        out = body
+        out = bytes(body)
     else:
-        cap = min(budget, MAX_RATIO * max(entry.compressed, 1))
+        # `read_pack` has held the declared sizes to the ratio and the total already, so the
+        # declared size is the tightest bound; the others stay for any other caller.
+        cap = min(entry.size, budget, MAX_RATIO * max(entry.compressed, 1))
         inflater = zlib.decompressobj(-zlib.MAX_WBITS)
-        parts: list[bytes] = []
-        produced = 0
+        kept = bytearray()
+        fed = 0
         try:
             for at in range(0, len(body), _CHUNK):
-                pending = body[at : at + _CHUNK]
-                while pending:
-                    part = inflater.decompress(pending, cap + 1 - produced)
-                    produced += len(part)
-                    parts.append(part)
-                    if produced > cap:
+                pending: bytes | memoryview = body[at : at + _CHUNK]
+                while True:
+                    part = inflater.decompress(pending, min(_CHUNK, cap + 1 - len(kept)))
+                    kept += part
+                    if len(kept) > cap:
                         raise _refuse(
                             "PLG-ZIP-UNCOMPRESSED-TOO-LARGE",
-                            f"{entry.name} inflates beyond {cap} bytes (at most "
-                            f"{MAX_UNCOMPRESSED_BYTES} in all, and {MAX_RATIO} times its "
-                            "compressed size); inflating stopped there",
+                            f"{entry.name} inflates beyond {cap} bytes (the {entry.size} it "
+                            f"declares, at most {MAX_UNCOMPRESSED_BYTES} in all, and "
+                            f"{MAX_RATIO} times its compressed size); inflating stopped there",
                             entry.name,
                         )
                     pending = inflater.unconsumed_tail
+                    # A full step may leave output inside zlib with no input left: ask again.
+                    if inflater.eof or (not pending and len(part) < _CHUNK):
+                        break
+                fed = min(at + _CHUNK, len(body))
+                if inflater.eof:
+                    break
         except zlib.error as error:
             raise _refuse(
                 "PLG-ZIP-DAMAGED", f"{entry.name} does not inflate: {error}", entry.name
             ) from None
-        if not inflater.eof or inflater.unused_data:
+        if not inflater.eof or inflater.unused_data or fed < len(body):
             raise _refuse("PLG-ZIP-DAMAGED", f"{entry.name}: the deflate stream is cut or padded")
-        out = b"".join(parts)
+        out = bytes(kept)
     if len(out) != entry.size or zlib.crc32(out) != entry.crc:
         raise _refuse(
             "PLG-ZIP-DAMAGED",
