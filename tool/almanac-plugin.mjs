@@ -23,11 +23,44 @@ import { fileURLToPath, pathToFileURL } from "node:url";
 
 export const TOOL_VERSION = "1.5.0";
 export const CONTRACT = 1;
-/** Default address of the service when ALMANAC_BASE_URL is not set (same as the server's). */
+/**
+ * The service's address when neither ALMANAC_BASE_URL nor a login names one. A service serving
+ * this file (GET {base}/tool/almanac-plugin.mjs) writes its own public address on this line, so
+ * a downloaded copy links to the docs of the service it came from; the repository's copy holds
+ * the server's own default.
+ */
 export const DEFAULT_BASE_URL = "http://127.0.0.1:8000";
 
+/** The folder of the tool's own files (token, last uploads): ALMANAC_PLUGIN_HOME, else
+ * $XDG_CONFIG_HOME/almanac, else ~/.config/almanac. */
+export function configHome(env = process.env) {
+  if (env.ALMANAC_PLUGIN_HOME) return path.resolve(env.ALMANAC_PLUGIN_HOME);
+  const config = env.XDG_CONFIG_HOME && path.isAbsolute(env.XDG_CONFIG_HOME) ? env.XDG_CONFIG_HOME : path.join(env.HOME || os.homedir(), ".config");
+  return path.join(config, "almanac");
+}
+
+const savedServers = new Map();
+/** The `server` that `login --server` keeps beside the token (plugin-token.json), or null. */
+export function savedServer(env = process.env) {
+  const file = path.join(configHome(env), "plugin-token.json");
+  if (!savedServers.has(file)) {
+    let server = null;
+    try {
+      const saved = JSON.parse(fs.readFileSync(file, "utf8"));
+      const url = new URL(saved.server);
+      if (url.protocol === "https:" || url.protocol === "http:") server = saved.server;
+    } catch {
+      // No login yet, or a file this version cannot read: the next source of the address holds.
+    }
+    savedServers.set(file, server);
+  }
+  return savedServers.get(file);
+}
+
+/** The service's address for docs links and the User-Agent: ALMANAC_BASE_URL, else the server
+ * of the last `login`, else DEFAULT_BASE_URL. */
 export function baseUrl(env = process.env) {
-  return (env.ALMANAC_BASE_URL || DEFAULT_BASE_URL).replace(/\/+$/, "");
+  return (env.ALMANAC_BASE_URL || savedServer(env) || DEFAULT_BASE_URL).replace(/\/+$/, "");
 }
 
 // The catalog: the same entries as src/almanac/platform/contract/problems.json (a test fails
@@ -90,6 +123,7 @@ export const CATALOG = [
   {"code":"PLG-ID-TAKEN","severity":"error","area":"upload","title":"Another publisher has the id","fix":"Choose another id.","retired":false},
   {"code":"PLG-VERSION-REUSED","severity":"error","area":"upload","title":"The same version with different code","fix":"Raise `version` (major.minor.patch) for every change of the code; a version number names one code only.","retired":false},
   {"code":"PLG-VERSION-NOT-GREATER","severity":"error","area":"upload","title":"The version does not exceed every version kept","fix":"Give the new code a version greater than every version of this plug-in kept so far.","retired":false},
+  {"code":"PLG-VERSION-KEPT","severity":"error","area":"upload","title":"The code is a kept version other than the current one","fix":"Give changed code a version greater than every version kept; to run an earlier approved version again, a service operator rolls back to it at the host, with a reason.","retired":false},
   {"code":"PLG-ID-RETIRED","severity":"error","area":"upload","title":"The id was retired","fix":"Choose another id; retired ids are never used again.","retired":false},
   {"code":"PLG-STORE-AUDIENCE","severity":"error","area":"upload","title":"A store plug-in is not public","fix":"Set audience to public to list the plug-in in the store.","retired":false},
   {"code":"PLG-LICENCE-TERMS-MISSING","severity":"error","area":"upload","title":"licence.terms is missing for a store plug-in","fix":"Quote or link the holder's terms in licence.terms.","retired":false},
@@ -152,6 +186,22 @@ export const CATALOG = [
   {"code":"NOTHING-HELD","severity":"error","area":"api","title":"Nothing is held","fix":"Only a plug-in showing Held waits for Accept removals or Keep them.","retired":false},
   {"code":"PURGE-NOT-OFFERED","severity":"error","area":"api","title":"Purge is offered only while the retain answer is no","fix":"Read the terms and record the answer no first, if they do not allow keeping the records.","retired":false},
   {"code":"TAKEDOWN-DIGEST","severity":"error","area":"api","title":"Restorable only for the digest taken down","fix":"Restore the plug-in only with the code that was taken down; a changed version stays down.","retired":false},
+  {"code":"DIGEST-NOT-CURRENT","severity":"error","area":"api","title":"The digest is not the current version's","fix":"Approve the digest the current version's page shows; the digest given was never this plug-in's code.","retired":false},
+  {"code":"ROLLBACK-NOT-APPROVED","severity":"error","area":"api","title":"The version was never approved","fix":"Roll back only to a version a person approved before; a version never approved is reviewed and approved by its digest instead.","retired":false},
+  {"code":"REQUEST-MEDIA-TYPE","severity":"error","area":"api","title":"The body is not of the media type the route takes","fix":"Send the packed archive as the raw body with Content-Type: application/zip (curl --data-binary @pack.zip -H 'Content-Type: application/zip').","retired":false},
+  {"code":"DOMAIN-IP-ADDRESS","severity":"error","area":"portal","title":"An IP address is not a domain","fix":"Name the organization's domain, such as example.org, not an IP address.","retired":false},
+  {"code":"DOMAIN-NO-DOT","severity":"error","area":"portal","title":"The domain has no dot","fix":"Name a whole domain with a dot, such as example.org.","retired":false},
+  {"code":"DOMAIN-INVALID","severity":"error","area":"portal","title":"Not a domain name","fix":"Name a domain of dot-separated labels of letters, digits and hyphens, such as example.org.","retired":false},
+  {"code":"DOMAIN-PUBLIC-SUFFIX","severity":"error","area":"portal","title":"A public suffix is not one publisher's domain","fix":"Name your own domain registered under the suffix, such as example.co.uk, not the suffix itself.","retired":false},
+  {"code":"DOMAIN-SHARED-HOSTING","severity":"error","area":"portal","title":"A name on a shared hosting domain","fix":"Name a domain your organization holds itself; a name on a shared host such as someone.github.io does not identify a publisher.","retired":false},
+  {"code":"DOMAIN-TAKEN","severity":"error","area":"portal","title":"Another organization has verified the domain","fix":"Name your organization's own domain; if the domain is yours, ask the other organization's owners to name another, or write to the service.","retired":false},
+  {"code":"DOMAIN-NOT-VERIFIED","severity":"error","area":"portal","title":"The organization's domain is not verified","fix":"Name the domain, publish the TXT record or the well-known file the portal shows, and press Check now.","retired":false},
+  {"code":"DOMAIN-LAPSED","severity":"error","area":"portal","title":"The domain's verification lapsed","fix":"Restore the TXT record or the well-known file and press Check now to verify the domain again.","retired":false},
+  {"code":"DOMAIN-NOT-INVITED","severity":"error","area":"portal","title":"No invitation for the organization's domain","fix":"Ask to be invited for your domain (POST /api/developers/invitations) and wait for the invitation e-mail.","retired":false},
+  {"code":"AGREEMENT-NOT-ACCEPTED","severity":"error","area":"portal","title":"The Developer Agreement in effect is not accepted","fix":"An owner or admin reads the version in effect and accepts it in the portal.","retired":false},
+  {"code":"AGREEMENT-NOT-IN-EFFECT","severity":"error","area":"portal","title":"Not the agreement version in effect","fix":"Read the version in effect (GET /api/v1/portal/agreement) and accept that version.","retired":false},
+  {"code":"AGREEMENT-EFFECTIVE-DATE","severity":"error","area":"api","title":"The new agreement version's effective date is too early","fix":"Give a date from today on, after the effective date of the newest version.","retired":false},
+  {"code":"INVITATION-NOT-OPEN","severity":"error","area":"api","title":"The invitation request was answered already","fix":"Answer only open requests; GET /api/v1/staff/invitations lists them.","retired":false},
 ];
 // END CATALOG
 const CATALOG_BY_CODE = new Map(CATALOG.map((e) => [e.code, e]));
@@ -1883,7 +1933,7 @@ function finish(result) {
   const errors = result.findings.filter((p) => p.severity === "error").length;
   const warnings = result.findings.length - errors;
   result.ok = errors === 0;
-  const runs = result.runs.total ? `, ${result.runs.passed} of ${result.runs.total} runs cases passed` : "";
+  const runs = result.runs.total ? `, ${result.runs.passed} of ${result.runs.total} run case${result.runs.total === 1 ? "" : "s"} passed` : "";
   result.summary = result.ok
     ? `passes: ${result.records.length} records${runs}${warnings ? `, ${warnings} warning${warnings > 1 ? "s" : ""}` : ""}`
     : `does not pass: ${errors} problem${errors > 1 ? "s" : ""}${warnings ? `, ${warnings} warning${warnings > 1 ? "s" : ""}` : ""}${runs}`;
@@ -1966,6 +2016,7 @@ export function iconProblem(icon) {
  */
 export function validateListing(listing, manifest, { icon = null, fixtureDates = new Set(), verifiedDomain = null } = {}) {
   const out = [];
+  const absent = (v) => v === undefined || v === null;
   const add = (code, p, detail) => out.push(problem(code, p ? `listing.json ${p}: ${detail}` : `listing.json: ${detail}`, { path: p }));
   const unknown = (obj, known, prefix) => {
     for (const k of Object.keys(obj)) if (!known.includes(k)) add("PLG-LISTING-INVALID", prefix ? `${prefix}.${k}` : k, "is not a listing key");
@@ -2003,7 +2054,7 @@ export function validateListing(listing, manifest, { icon = null, fixtureDates =
   }
   unknown(doc, LISTING_KEYS, "");
   if (doc.listing !== 1) add("PLG-LISTING-INVALID", "listing", "must be 1");
-  if (doc.plugin !== manifest.id) add("PLG-LISTING-ID", "plugin", `${show(doc.plugin)} is not ${manifest.id}`);
+  if (doc.plugin !== manifest.id) add("PLG-LISTING-ID", "plugin", absent(doc.plugin) ? `is missing; set it to ${manifest.id}` : `${show(doc.plugin)} is not ${manifest.id}`);
   const pub = doc.publisher;
   if (!isObject(pub)) add("PLG-LISTING-PUBLISHER", "publisher.domain", "is missing");
   else {
@@ -2015,7 +2066,7 @@ export function validateListing(listing, manifest, { icon = null, fixtureDates =
   }
   texts(doc.tagline, "tagline", "PLG-LISTING-TAGLINE", 80, true, "PLG-LISTING-LANGUAGE-MISSING");
   texts(doc.description, "description", "PLG-LISTING-DESCRIPTION", 2000, false, "PLG-LISTING-LANGUAGE-MISSING");
-  if (!CATEGORIES.includes(doc.category)) add("PLG-LISTING-CATEGORY", "category", `${show(doc.category)} is not one of ${CATEGORIES.join(", ")}`);
+  if (!CATEGORIES.includes(doc.category)) add("PLG-LISTING-CATEGORY", "category", `${absent(doc.category) ? "is missing; choose" : `${show(doc.category)} is not`} one of ${CATEGORIES.join(", ")}`);
   if (has(doc, "keywords")) {
     const kw = doc.keywords;
     if (!Array.isArray(kw)) add("PLG-LISTING-KEYWORDS", "keywords", "must be an array of strings");
@@ -2063,7 +2114,7 @@ export function validateListing(listing, manifest, { icon = null, fixtureDates =
       if (!isObject(entry)) return add("PLG-LISTING-SOURCE", at, "must be an object {name, title, page, licence}");
       unknown(entry, ["name", "title", "page", "licence"], at);
       const name = entry.name;
-      if (!declared.includes(name)) add("PLG-LISTING-SOURCE", `${at}.name`, `${show(name)} is not a declared source`);
+      if (!declared.includes(name)) add("PLG-LISTING-SOURCE", `${at}.name`, absent(name) ? `is missing; name a declared source (${declared.join(", ")})` : `${show(name)} is not a declared source`);
       else if (listed.has(name)) add("PLG-LISTING-SOURCE", `${at}.name`, `${name} is listed twice`);
       else listed.add(name);
       const title = entry.title;
@@ -2089,7 +2140,7 @@ export function validateListing(listing, manifest, { icon = null, fixtureDates =
       if (!isObject(entry)) return add("PLG-LISTING-EXAMPLE", at, "must be an object {date, caption}");
       unknown(entry, ["date", "caption"], at);
       const day = entry.date;
-      if (!(typeof day === "string" && isDate(day))) add("PLG-LISTING-EXAMPLE", `${at}.date`, `${show(day)} is not a date YYYY-MM-DD`);
+      if (!(typeof day === "string" && isDate(day))) add("PLG-LISTING-EXAMPLE", `${at}.date`, absent(day) ? "is missing; give a day the fixtures cover, YYYY-MM-DD" : `${show(day)} is not a date YYYY-MM-DD`);
       else if (!fixtureDates.has(day)) add("PLG-LISTING-EXAMPLE", `${at}.date`, `${day} is not a day the fixtures cover`);
       else if (seenDays.has(day)) add("PLG-LISTING-EXAMPLE", `${at}.date`, `${day} is shown twice`);
       else seenDays.add(day);
@@ -2130,26 +2181,49 @@ export function pickName(names, language = "en") {
   return first === undefined ? null : names[first];
 }
 
-/** Two decimals, half away from zero on the exact binary value; never "-0.00". */
+/**
+ * `x` rounded to `places` decimals, half away from zero on its decimal text: the shortest
+ * digits that read back as the same number (String(x)), which are the digits the source
+ * printed when it printed at most 17 significant ones. So 15.905 shows 15.91 and 2.675 shows
+ * 2.68, although both are stored a little below. Every digit is written (never an exponent),
+ * and a zero never carries a sign. `x` is finite.
+ */
+export function roundDecimal(x, places) {
+  const [, sign, whole, fraction = "", exponent = "0"] = /^(-?)(\d+)(?:\.(\d+))?(?:e([+-]\d+))?$/.exec(String(x));
+  let digits = whole + fraction;
+  let point = whole.length + Number(exponent);
+  if (point < 0) {
+    digits = "0".repeat(-point) + digits;
+    point = 0;
+  }
+  const keep = point + places;
+  digits = digits.padEnd(keep + 1, "0");
+  let kept = BigInt(digits.slice(0, keep) || "0");
+  if (digits[keep] >= "5") kept += 1n;
+  const text = kept.toString().padStart(places + 1, "0");
+  const shown = places ? `${text.slice(0, -places)}.${text.slice(-places)}` : text;
+  return sign && kept !== 0n ? `-${shown}` : shown;
+}
+/** Two decimals, half away from zero on the decimal text (roundDecimal); never "-0.00". */
 export function twoDecimals(x) {
-  const t = x.toFixed(2);
-  return /^-0\.00$/.test(t) ? "0.00" : t;
+  return roundDecimal(x, 2);
 }
 function signed(text) {
   return /^-/.test(text) || /^0(\.0+)?$/.test(text) ? text : `+${text}`;
 }
-function roundHalfAway(x) {
-  return Math.sign(x) * Math.round(Math.abs(x));
-}
-/** Change from prev to cur: basis points when the unit is %, else a signed percent; null without a base. */
+/** Change from prev to cur: basis points when the unit is %, else a signed percent; null without a base or when it overflows. */
 export function changeOf(cur, prev, unit) {
   if (typeof cur !== "number" || typeof prev !== "number") return null;
   if (unit === "%") {
-    const bp = roundHalfAway(Number(((cur - prev) * 100).toFixed(6)));
-    return { text: `${signed(String(bp === 0 ? 0 : bp))} bp`, unit: "bp" };
+    // Steadied to 6 decimals first, so 5.75 - 5.5 is 25 bp, not 24.999...
+    const scaled = (cur - prev) * 100;
+    if (!Number.isFinite(scaled)) return null;
+    return { text: `${signed(roundDecimal(Number(roundDecimal(scaled, 6)), 0))} bp`, unit: "bp" };
   }
   if (prev === 0) return null;
-  return { text: `${signed(twoDecimals(((cur - prev) / Math.abs(prev)) * 100))}%`, unit: "percent" };
+  const ratio = ((cur - prev) / Math.abs(prev)) * 100;
+  if (!Number.isFinite(ratio)) return null;
+  return { text: `${signed(twoDecimals(ratio))}%`, unit: "percent" };
 }
 function spokenOf(text, unit) {
   if (!unit) return text;
@@ -2320,7 +2394,8 @@ export function daysHtml(days, { title, today }) {
   const rowHtml = (row) => {
     if (row.type === "item") return `<li class="row item"><a href="${esc(row.href)}" rel="noopener">${esc(row.label)}</a></li>`;
     if (row.type === "status") return `<li class="row status ${esc(row.status)}">${esc(row.note)}</li>`;
-    const figs = (row.figures || []).map((f) => `<span class="fig"><span class="lab">${esc(f.label)}</span> <span aria-label="${esc(f.spoken)}">${esc(f.text)}</span></span>`).join(" ");
+    // An event's one figure is labelled with the series name the row already shows.
+    const figs = (row.figures || []).map((f) => `<span class="fig">${row.type === "value" ? `<span class="lab">${esc(f.label)}</span> ` : ""}<span aria-label="${esc(f.spoken)}">${esc(f.text)}</span></span>`).join(" ");
     const cls = row.type === "value" ? `value ${row.style}` : `event ${row.state}`;
     const marker = row.type === "event" && row.state === "scheduled" ? `<span class="marker" aria-hidden="true">◆</span> ` : "";
     return `<li class="row ${cls}">${marker}<span class="name">${esc(row.label)}</span> ${figs}${row.change ? ` <span class="change">${esc(row.change.text)}</span>` : ""}${row.note ? ` <span class="note">${esc(row.note)}</span>` : ""}${row.attribution ? ` <span class="attr">${esc(row.attribution)}</span>` : ""}</li>`;
@@ -2512,7 +2587,7 @@ function templateFiles(id, kind, zone, now) {
   const d = (n) => addDays(today, n);
   const host = "example.org";
   const series = {
-    value: { key: "rate", kind: "value", cadence: "business-day", dates: "observation", name: { en: "Rate" }, unit: "DOP", fields: ["rate"], fieldNames: { rate: { en: "Rate" } } },
+    value: { key: "rate", kind: "value", cadence: "business-day", dates: "observation", name: { en: "Rate" }, fields: ["rate"], fieldNames: { rate: { en: "Rate" } } },
     event: { key: "meetings", kind: "event", cadence: "irregular", dates: "observation", name: { en: "Meetings" }, snapshot: { back: "30d", ahead: "1y" } },
     item: { key: "notices", kind: "item", cadence: "irregular", dates: "publication", name: { en: "Notices" } },
   }[kind];
@@ -2562,7 +2637,11 @@ const text = readFileSync(context.sources.rates, "utf8");
 const lines = text.split(/\\r?\\n/).filter((line) => line !== "");
 if (lines[0] !== "date,rate") fail(\`rates: expected the header "date,rate", found "\${lines[0]}"\`);
 
-const from = context.backfillFrom ?? "0000-01-01";
+// The first run (backfill true) prints every day backfillFrom allows (null: all of them). A
+// later run prints from the newest stored day on: days missed since then fill in, and that day
+// is printed again in case the source corrected it. Start earlier if the source revises older days.
+const { backfill, backfillFrom = null, series } = context;
+const from = (backfill ? backfillFrom : series.rate.last ?? backfillFrom) ?? "0000-01-01";
 const out = [];
 for (const [index, line] of lines.slice(1).entries()) {
   const [date, rate, ...rest] = line.split(",");
@@ -2605,14 +2684,28 @@ try {
 }
 if (!Array.isArray(calendar.events)) fail("calendar: no events list");
 
-const from = context.backfillFrom ?? "0000-01-01";
+// Each run restates the snapshot window of plugin.json ("back": "30d"): an event left out
+// there is counted missing, and withdrawn after three runs.
+const SNAPSHOT_BACK_DAYS = 30;
+function daysBefore(date, days) {
+  const day = new Date(\`\${date}T00:00:00Z\`);
+  day.setUTCDate(day.getUTCDate() - days);
+  return day.toISOString().slice(0, 10);
+}
+// The first run (backfill true) prints every event backfillFrom allows (null: all of them). A
+// later run prints the snapshot window, and further back to the newest stored event when that
+// is older, so missed days fill in.
+const { backfill, backfillFrom = null, series, today } = context;
+const windowStart = daysBefore(today, SNAPSHOT_BACK_DAYS);
+const last = series.meetings.last;
+const from = (backfill ? backfillFrom : last !== null && last < windowStart ? last : windowStart) ?? "0000-01-01";
 const out = [];
 for (const event of calendar.events) {
   const state = STATES[event.status];
   if (!state) fail(\`calendar: unknown status "\${event.status}" for event \${event.id}\`);
   if (event.date < from) continue;
   // Only a scheduled event may lie after today; a cancelled one is left out until its day.
-  if (event.date > context.today && state !== "scheduled") continue;
+  if (event.date > today && state !== "scheduled") continue;
   out.push(JSON.stringify({ kind: "event", series: "meetings", id: event.id, date: event.date, state, title: event.title }));
 }
 process.stdout.write(out.map((line) => line + "\\n").join(""));
@@ -2645,7 +2738,10 @@ try {
 }
 if (!Array.isArray(file.notices)) fail("notices: no notices list");
 
-const from = context.backfillFrom ?? "0000-01-01";
+// The first run (backfill true) prints every notice backfillFrom allows (null: all of them).
+// A later run prints from the newest stored day on, so days missed since then fill in.
+const { backfill, backfillFrom = null, series } = context;
+const from = (backfill ? backfillFrom : series.notices.last ?? backfillFrom) ?? "0000-01-01";
 const out = [];
 for (const notice of file.notices) {
   if (notice.date < from || notice.date > context.today) continue;
@@ -2656,7 +2752,8 @@ process.stdout.write(out.map((line) => line + "\\n").join(""));
 `;
   }
   const failReason = { value: "expected the header", event: "unknown status", item: "no notices list" }[kind];
-  const agents = agentsText(id, kind, source);
+  // A later run a day on, on the same files: backfill false and the state the fixture run left.
+  const nextNow = new Date(Date.parse(now) + 86400000).toISOString().replace(/\.\d+Z$/, "Z");
   const files = {
     "plugin.json": JSON.stringify(manifest, null, 2) + "\n",
     "fetch.mjs": fetcher,
@@ -2664,15 +2761,17 @@ process.stdout.write(out.map((line) => line + "\\n").join(""));
     "fixtures/context.json": JSON.stringify({ now, today }, null, 2) + "\n",
     [`fixtures/runs/source-changed/sources/${source}`]: broken,
     "fixtures/runs/source-changed/expect.json": JSON.stringify({ exit: 2, reason: failReason }, null, 2) + "\n",
+    "fixtures/runs/next-day/context.json": JSON.stringify({ now: nextNow, today: dateInZone(new Date(nextNow), zone) }, null, 2) + "\n",
     "README.md": `${README_MARK}\n# ${name}\n\nAn Almanac calendar plug-in: it puts ${kind === "value" ? "values" : kind === "event" ? "events" : "items"} from ${sourceUrl} on calendar days.\n\n- \`plugin.json\`: the manifest.\n- \`fetch.mjs\`: the fetcher (reads \`fixtures/sources/${source}\` in checks).\n- \`fixtures/\`: a real copy of each source, the records it gives, and run cases.\n\nCheck it with \`node almanac-plugin.mjs check ${id}\`; see the days with \`node almanac-plugin.mjs preview ${id}\`.\n`,
-    "AGENTS.md": agents,
-    "CLAUDE.md": `# ${name}: instructions for Claude\n\n@AGENTS.md\n\nRead AGENTS.md above first: it is the whole contract for this folder. The loop is: edit, \`node almanac-plugin.mjs check\`, read every finding (\`--json\` gives code, fix and docs link), repeat until it passes.\n`,
+    "AGENTS.md": AGENTS_MD,
+    "CLAUDE.md": CLAUDE_MD,
   };
   return files;
 }
 
-function agentsText(id, kind, source) {
-  return `# Instructions for agents writing this Almanac plug-in
+// AGENTS.md and CLAUDE.md name nothing of the template (no id, source or series), so they stay
+// true when the plug-in's keys are renamed.
+const AGENTS_MD = `# Instructions for agents writing this Almanac plug-in
 
 This folder is an Almanac calendar plug-in: \`plugin.json\` (the manifest) says what to download,
 what to write and when; \`fetch.mjs\` (the fetcher) turns the downloaded files into dated records.
@@ -2681,8 +2780,8 @@ to make \`fetch.mjs\` read the real files in \`fixtures/sources/\` correctly.
 
 ## The run context (stdin)
 The fetcher reads one JSON object from standard input:
-- \`contract\` 1; \`plugin\` "${id}"; \`now\` (UTC instant); \`today\` (YYYY-MM-DD in the manifest's zone).
-- \`backfill\`: true on the first run (nothing stored); \`backfillFrom\`: the first date to print, or null for all.
+- \`contract\` 1; \`plugin\` the manifest's \`id\`; \`now\` (UTC instant); \`today\` (YYYY-MM-DD in the manifest's zone).
+- \`backfill\`: true on the first run (nothing stored); \`backfillFrom\`: the first date a backfill prints, or null for all.
 - \`sources\`: source name -> file path. Read only these paths; never build paths yourself.
 - \`series\`: series key -> \`{last, count}\`: the newest stored date on or before today, and how many are stored.
 
@@ -2693,6 +2792,9 @@ One JSON object per line on stdout; everything else (messages) on stderr. Record
 - item: \`{"kind":"item","series","date","id","title","url"}\`; the url is https to a source host or a \`links.hosts\` host.
 No other keys. Every series and field must be declared in plugin.json. Nothing may be dated after
 \`today\` except a scheduled event. The same record twice refuses the whole run.
+A series' \`unit\` (at most 16 characters, such as \`USD\` or \`%\`) is optional: give it when the
+figures have one; it decides how a change is shown (basis points for \`%\`) and how a screen reader
+says the figure.
 
 ## Rules that matter
 - Determinism: the same files and context give the same bytes. No timestamps, random numbers,
@@ -2704,21 +2806,33 @@ No other keys. Every series and field must be declared in plugin.json. Nothing m
 - When a file is not what the fetcher knows (renamed column, new status, missing list), print one
   line on stderr explaining it and exit 2. Never guess: nothing is written and the reader sees that
   the plug-in could not refresh. Exit 0 when the files read as expected, even with nothing new.
-- Print the whole truth for any snapshot window on every run; on the first run print what \`backfillFrom\` allows.
+- First run (\`backfill\` true): print what \`backfillFrom\` allows. Later runs: print at least each
+  series' snapshot window, and further back to the series' \`last\` when that is older, so missed
+  days fill. Print the whole truth for a snapshot window on every run: a record left out there is
+  counted missing and withdrawn after three runs.
 
 ## The check loop
-1. Put one real copy of each source in \`fixtures/sources/<source name>\` (here: \`${source}\`).
+Commands below name the tool \`almanac-plugin.mjs\`: give its path from where you run them.
+1. Put one real copy of each source in \`fixtures/sources/<source name>\`, named as the source's
+   \`name\` in plugin.json.
 2. \`node almanac-plugin.mjs check\` runs the fetcher on them (twice) with \`fixtures/context.json\`,
    checks the manifest, imports and every record, and compares the output byte for byte with
    \`fixtures/records.jsonl\`. \`check --update\` writes the output there instead: read the diff.
 3. \`fixtures/runs/<case>/\` holds later runs: \`sources/\` (files that differ), optional \`context.json\`,
-   and \`records.jsonl\` (expected output, \`backfill\` false) or \`expect.json\` (\`{"exit": 2, "reason": "words"}\`
-   for a source the fetcher must refuse).
+   and \`records.jsonl\` (expected output of a later run: \`backfill\` false, each series' \`last\` and
+   \`count\` from \`fixtures/records.jsonl\`) or \`expect.json\` (\`{"exit": 2, "reason": "words"}\` for a
+   source the fetcher must refuse).
 4. \`node almanac-plugin.mjs check --json\` prints every finding with its code, fix and docs link.
 5. \`node almanac-plugin.mjs preview\` draws the days as a reader sees them.
 Repeat until check passes. Do not edit \`fixtures/records.jsonl\` by hand to make a check pass.
 `;
-}
+
+const CLAUDE_MD = `# Instructions for Claude
+
+@AGENTS.md
+
+Read AGENTS.md above first: it is the whole contract for this folder. The loop is: edit, \`node almanac-plugin.mjs check\` (with the tool's path), read every finding (\`--json\` gives code, fix and docs link), repeat until it passes.
+`;
 
 // ---------------------------------------------------------------------------------------------
 // Commands
@@ -2728,9 +2842,10 @@ export class UsageError extends Error {}
 class Failure extends Error {}
 
 function printFindings(findings, stream = process.stderr) {
+  const base = baseUrl();
   for (const p of findings) {
     const where = [p.file, p.path && p.path !== p.file ? p.path : null, p.line ? `line ${p.line}` : null].filter(Boolean).join(" ");
-    stream.write(`${p.severity} ${p.code}${where ? ` (${where})` : ""}: ${p.message}\n  fix: ${CATALOG_BY_CODE.get(p.code).fix}\n  docs: ${baseUrl()}/docs/problems/${p.code}\n`);
+    stream.write(`${p.severity} ${p.code}${where ? ` (${where})` : ""}: ${p.message}\n  fix: ${CATALOG_BY_CODE.get(p.code).fix}\n  docs: ${base}/docs/problems/${p.code}\n`);
   }
 }
 
@@ -2974,8 +3089,17 @@ async function cmdInit(args) {
     fs.rmSync(root, { recursive: true, force: true });
     throw e;
   }
-  process.stdout.write(`created ${id}/ (${kind}, ${zone}): plugin.json, fetch.mjs, fixtures/, README.md, AGENTS.md, CLAUDE.md\nnext: put a real copy of each source in ${id}/fixtures/sources/, edit fetch.mjs, then run: node almanac-plugin.mjs check ${id}\n`);
+  process.stdout.write(`created ${id}/ (${kind}, ${zone}): plugin.json, fetch.mjs, fixtures/, README.md, AGENTS.md, CLAUDE.md\nnext: put a real copy of each source in ${id}/fixtures/sources/, edit fetch.mjs, then run: ${toolCommand()} check ${id}\n`);
   return 0;
+}
+
+const shellWord = (word) => (/^[\w@%+=:,./-]+$/.test(word) ? word : `'${word.replace(/'/g, "'\\''")}'`);
+/** This tool as a command typed in the current folder: `node <its path>`, relative when that
+ * is shorter, quoted for a shell when needed. */
+export function toolCommand(cwd = process.cwd()) {
+  const file = invokedAsProgram ? path.resolve(process.argv[1]) : fileURLToPath(import.meta.url);
+  const relative = path.relative(cwd, file);
+  return `node ${shellWord(relative.length < file.length ? relative : file)}`;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -3005,12 +3129,29 @@ const COMMANDS = {
   digest: { run: cmdDigest, options: { files: "flag" }, usage: "digest [<folder>] [--files]", about: "Print the digest of the plug-in code (sha256 over the covered files).", details: ["--files      list the covered files in reading order instead"] },
 };
 
+// The publishing commands of the specification, which this version does not have yet: help
+// describes them and running one says so, instead of "no command".
+const LATER_COMMANDS = {
+  login: { usage: "login [--server <url>] [--name <agent name>]", about: "Sign this machine's agent in to a service: prints a code and an address where an owner or admin of your organization approves it, then keeps the token and the server's address in plugin-token.json (see ALMANAC_PLUGIN_HOME). Docs links then point at that server.", details: ["--server     the service's address (https, or this machine)", "--name       the agent's name on the approval screen"] },
+  logout: { usage: "logout", about: "Revoke the token and delete it from this machine." },
+  upload: { usage: "upload [<folder>]", about: "Check, pack and upload; prints the version, its status and the findings." },
+  status: { usage: "status [<version>]", about: "The checks and review status of an uploaded version (default: the plug-in in the current folder, else the last upload)." },
+  review: { usage: "review [<version>] --file <review.json> [--attest]", about: "Send the review information; --attest makes the five attestations." },
+  submit: { usage: "submit [<version>]", about: "Submit a version for review; refused with each reason until its conditions hold." },
+  publish: { usage: "publish [<version>]", about: "Publish an approved version (an agent allowed to publish only)." },
+  unpublish: { usage: "unpublish [<plug-in>]", about: "Take a plug-in out of the store; current readers keep it." },
+  relist: { usage: "relist [<plug-in>]", about: "List an unpublished plug-in again." },
+  retire: { usage: "retire [<plug-in>]", about: "Always refused for an agent: a person retires a plug-in in the portal." },
+};
+const notYet = (name) => `${name} is a publishing command, and this version of the tool (${TOOL_VERSION}) does not have it yet; pack writes the ZIP to upload`;
+
 function cmdHelp(args) {
   const name = args.positional[0];
   if (name !== undefined) {
-    const c = COMMANDS[name];
-    if (!c) throw new UsageError(`no command "${name}"; try: node almanac-plugin.mjs help`);
-    process.stdout.write(`usage: node almanac-plugin.mjs ${c.usage}\n\n${c.about}\n${c.details ? "\n" + c.details.map((d) => `  ${d}`).join("\n") + "\n" : ""}`);
+    const c = has(COMMANDS, name) ? COMMANDS[name] : has(LATER_COMMANDS, name) ? LATER_COMMANDS[name] : null;
+    if (!c) throw new UsageError(`no command "${name}"; the commands are ${[...Object.keys(COMMANDS), ...Object.keys(LATER_COMMANDS)].join(", ")}; try: node almanac-plugin.mjs help`);
+    const later = has(LATER_COMMANDS, name) ? `\nNot in this version: ${notYet(name)}.\n` : "";
+    process.stdout.write(`usage: node almanac-plugin.mjs ${c.usage}\n\n${c.about}\n${c.details ? "\n" + c.details.map((d) => `  ${d}`).join("\n") + "\n" : ""}${later}`);
     return 0;
   }
   process.stdout.write(`almanac-plugin.mjs ${TOOL_VERSION}: the Almanac plug-in developers' tool (Node 24, no dependencies)
@@ -3021,11 +3162,14 @@ ${Object.values(COMMANDS).map((c) => `  ${c.usage}\n      ${c.about}`).join("\n"
 
 Exit codes: 0 done or passes; 1 does not pass (problems on stderr) or a source could not be reached;
 2 command not understood (unknown command or option, missing argument, refused --days).
-Environment: ALMANAC_BASE_URL (default ${DEFAULT_BASE_URL}) for docs links and the User-Agent;
+Environment: ALMANAC_BASE_URL, the service for docs links and the User-Agent (else the server of
+the last login, kept in ${path.join(configHome(), "plugin-token.json")}; else ${DEFAULT_BASE_URL});
+ALMANAC_PLUGIN_HOME the folder of the tool's own files (default $XDG_CONFIG_HOME/almanac or ~/.config/almanac);
 ALMANAC_PLUGIN_NOW (ISO instant) the moment init writes to fixtures/context.json and check uses without one;
 ALMANAC_PLUGIN_RESOLVE ("host=address,...") pins source hosts to addresses for probe and preview --live.
 The fetcher runs behind a guard (no network, reads only its code files and sources, limits kill it):
-a safeguard, not a sandbox. Publishing commands (login, upload, submit, ...) come in a later version.
+a safeguard, not a sandbox. The publishing commands come in a later version (help <command>
+describes each): ${Object.keys(LATER_COMMANDS).join(", ")}.
 `);
   return 0;
 }
@@ -3069,6 +3213,7 @@ export async function main(argv) {
       return 0;
     }
     const c = has(COMMANDS, name) ? COMMANDS[name] : null;
+    if (!c && has(LATER_COMMANDS, name)) throw new UsageError(`${notYet(name)}; see: node almanac-plugin.mjs help ${name}`);
     if (!c) throw new UsageError(`unknown command "${name}"; try: node almanac-plugin.mjs help`);
     const args = parseArgs(c.options, rest);
     const maxPositional = name === "init" || name === "help" ? 1 : 1;

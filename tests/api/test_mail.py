@@ -138,3 +138,26 @@ def test_without_an_smtp_server_mail_goes_to_the_outbox(pg_engine):
     assert "secret link" not in repr(kept) + repr(
         MailMessage("a@example.org", "Hello", "secret link")
     )
+
+
+def test_without_an_smtp_server_the_console_shows_each_mail_and_its_link(
+    live_server, pg_engine, passwords, capfd
+):
+    # The embedded default: no SMTP server and no operator yet to read the outbox.
+    mailer = mailer_for(load_mail_settings({}), pg_engine)
+    with live_api(live_server, pg_engine, passwords, mailer=mailer) as api:
+        made = api.client().post(
+            "/api/v1/auth/signup", json={"email": "ada@example.org", "password": PASSWORD}
+        )
+        assert made.status_code == 201
+        console = capfd.readouterr().err
+        assert (
+            "mail to ada@example.org (kept in the outbox, no SMTP server set): "
+            "Verify your e-mail address for Almanac"
+        ) in console
+        [link] = re.findall(r"^  (http://\S+/api/v1/auth/verify\?token=\S+)$", console, re.M)
+        assert link.startswith(api.base_url)
+        assert httpx.get(link).json() == {"verified": True, "email": "ada@example.org"}
+    with Session(pg_engine) as db:
+        [kept] = db.scalars(select(OutboxMessage)).all()
+    assert link in kept.body, "the outbox keeps the same mail"

@@ -1,10 +1,18 @@
+import json
+import os
+import subprocess
 from html import escape
+from html.parser import HTMLParser
 
 import httpx
+import pytest
 
-from almanac.platform.contract.problems import CATALOG
+from almanac.api.routes.public import served_tool
+from almanac.platform.contract.problems import CATALOG, PAGES
 from tests.api.conftest import assert_problem
 from tests.conftest import REPO
+
+NOW = "2026-06-10T15:00:00Z"
 
 
 def test_openapi_is_served_under_api_v1(api):
@@ -60,13 +68,60 @@ def test_an_oversized_body_is_refused_before_it_is_read(api):
     assert_problem(streamed, 413, "REQUEST-TOO-LARGE")
 
 
-def test_every_problem_code_has_a_page(api):
+class PageText(HTMLParser):
+    """A catalog page as a reader sees it: the text of its rule, why and fix paragraphs and of
+    each example block, by class."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.parts: dict[str, list[str]] = {}
+        self._open: list[str | None] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        classes = (dict(attrs).get("class") or "").split()
+        named = next((c for c in classes if c in {"rule", "why", "fix", "fails", "passes"}), None)
+        self._open.append(named or (self._open[-1] if self._open else None))
+        if tag == "pre" and self._open[-1] in {"fails", "passes"}:
+            self._open[-1] = f"{self._open[-1]}-pre"
+
+    def handle_endtag(self, tag: str) -> None:
+        self._open.pop()
+
+    def handle_data(self, data: str) -> None:
+        if self._open and self._open[-1]:
+            self.parts.setdefault(self._open[-1], []).append(data)
+
+    def text(self, name: str) -> str:
+        return "".join(self.parts.get(name, []))
+
+
+def test_every_problem_code_has_a_page_with_the_rule_why_examples_and_fix(api):
+    assert set(PAGES) == set(CATALOG), "each catalog code needs its page in problem_pages.json"
     client = api.client()
-    page = client.get("/docs/problems/AUTH-REQUIRED")
-    assert page.status_code == 200 and page.headers["content-type"].startswith("text/html")
-    assert "AUTH-REQUIRED" in page.text and escape(CATALOG["AUTH-REQUIRED"].fix) in page.text
-    plugin = client.get("/docs/problems/PLG-MANIFEST-ID")
-    assert CATALOG["PLG-MANIFEST-ID"].title in plugin.text
+    for code, entry in CATALOG.items():
+        page = PAGES[code]
+        assert len(page.rule) >= 20 and len(page.why) >= 20, code  # sentences, not stubs
+        for part in (page.failing.where, page.passing.where, page.failing.text, page.passing.text):
+            assert part.strip(), code
+        assert page.failing.text != page.passing.text, code
+        response = client.get(f"/docs/problems/{code}")
+        assert response.status_code == 200 and response.headers["content-type"].startswith(
+            "text/html"
+        )
+        assert f"<h1><code>{code}</code></h1>" in response.text
+        assert escape(entry.title) in response.text
+        drawn = PageText()
+        drawn.feed(response.text)
+        assert drawn.text("rule") == page.rule.replace("`", ""), code
+        assert drawn.text("why") == page.why.replace("`", ""), code
+        assert drawn.text("fix") == entry.fix, code
+        assert drawn.text("fails-pre") == page.failing.text, code
+        assert drawn.text("passes-pre") == page.passing.text, code
+        assert page.failing.where in drawn.text("fails"), code
+    warning = client.get("/docs/problems/PLG-UPDATE-SERIES-REMOVED").text
+    assert "Warned:" in warning and "Not warned:" in warning
+    rule = client.get("/docs/problems/PLG-MANIFEST-CONTRACT").text
+    assert "<code>contract</code>" in rule, "code spans of the rule are set as code"
     assert_problem(client.get("/docs/problems/NO-SUCH-CODE"), 404, "NOT-FOUND")
     escaped = client.get("/docs/problems/%3Cscript%3E")
     assert escaped.status_code == 404 and "<script>" not in escaped.text
@@ -78,11 +133,42 @@ def test_the_problem_type_link_opens_its_page(api):
     assert page.status_code == 200 and "<code>AUTH-REQUIRED</code>" in page.text
 
 
-def test_the_tool_is_served_from_the_repository(api):
+def test_the_served_tool_links_to_this_services_docs(api, node, tmp_path):
     response = api.client().get("/tool/almanac-plugin.mjs")
     assert response.status_code == 200
     assert response.headers["content-type"].startswith("text/javascript")
-    assert response.content == (REPO / "tool" / "almanac-plugin.mjs").read_bytes()
+    repository = (REPO / "tool" / "almanac-plugin.mjs").read_text(encoding="utf-8")
+    default = 'export const DEFAULT_BASE_URL = "http://127.0.0.1:8000";'
+    assert repository.count(default) == 1
+    stamped = f"export const DEFAULT_BASE_URL = {json.dumps(api.base_url)};"
+    assert response.text == repository.replace(default, stamped), "only the address differs"
+
+    # A developer with no setting of their own runs the downloaded copy: its docs links open
+    # this service's pages.
+    served = tmp_path / "almanac-plugin.mjs"
+    served.write_bytes(response.content)
+    home = {"PATH": os.environ["PATH"], "HOME": str(tmp_path), "ALMANAC_PLUGIN_NOW": NOW}
+    made = subprocess.run(
+        [str(node), str(served), "init", "docs-rates", "--timezone", "UTC"],
+        cwd=tmp_path, env=home, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert made.returncode == 0, made.stderr
+    manifest = tmp_path / "docs-rates" / "plugin.json"
+    manifest.write_text(manifest.read_text().replace('"contract": 1', '"contract": 2'))
+    checked = subprocess.run(
+        [str(node), str(served), "check", "docs-rates", "--json"],
+        cwd=tmp_path, env=home, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert checked.returncode == 1, checked.stderr
+    [finding] = json.loads(checked.stdout)["findings"]
+    assert finding["docs"] == f"{api.base_url}/docs/problems/PLG-MANIFEST-CONTRACT"
+    page = httpx.get(finding["docs"])
+    assert page.status_code == 200 and "<code>PLG-MANIFEST-CONTRACT</code>" in page.text
+
+
+def test_a_tool_without_the_default_line_is_not_served_half_stamped():
+    with pytest.raises(ValueError):
+        served_tool("export const OTHER = 1;\n", "https://almanac.example")
 
 
 def test_health_answers_with_the_database(api):

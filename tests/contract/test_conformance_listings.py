@@ -63,3 +63,7 @@ def test_listing_case(case_file: Path) -> None:
         verified_domain=case.get("verifiedDomain"),
     )
     assert {(p.code, p.path) for p in problems} == {(e["code"], e["path"]) for e in case["expect"]}
+    # An expectation with a message holds the tool to the same words.
+    for wanted in (e for e in case["expect"] if "message" in e):
+        said = {p.message for p in problems if (p.code, p.path) == (wanted["code"], wanted["path"])}
+        assert wanted["message"] in said, (wanted, said)

@@ -26,5 +26,5 @@ for (let i = 0; i < RUNS; i++) {
 const b = median(baseline);
 const c = median(check);
 console.log(`node -e 0: median ${b.toFixed(1)} ms over ${RUNS} runs`);
-console.log(`check (small plug-in, fetcher run twice + one run case): median ${c.toFixed(1)} ms over ${RUNS} runs`);
+console.log(`check (small plug-in, fetcher run twice + two run cases): median ${c.toFixed(1)} ms over ${RUNS} runs`);
 console.log(`ratio check / node -e 0: ${(c / b).toFixed(1)}`);

@@ -6,7 +6,7 @@ import assert from "node:assert/strict";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { spawnSync } from "node:child_process";
-import { tool, tempDir, copyPlugin, editJson, codes } from "./helpers.mjs";
+import { tool, tempDir, copyPlugin, editJson, codes, NOW, TOOL } from "./helpers.mjs";
 import { nameFromId, validateManifest } from "../../tool/almanac-plugin.mjs";
 
 let work;
@@ -37,7 +37,7 @@ test("init makes a plug-in of every kind that passes check", () => {
     assert.deepEqual(ctx, { now: "2026-06-10T15:00:00Z", today: "2026-06-10" });
     const r = tool(["check", dir]);
     assert.equal(r.code, 0, r.stderr);
-    assert.match(r.stdout, /passes: \d+ records, 1 of 1 runs cases passed/);
+    assert.match(r.stdout, /passes: \d+ records, 2 of 2 run cases passed/);
     const j = check(dir);
     assert.equal(j.code, 0);
     const out = JSON.parse(j.stdout);
@@ -74,6 +74,76 @@ test("init keeps acronyms in the name and refuses bad input with exit 2", () => 
   assert.ok(!fs.existsSync(path.join(dir, "x-rates")));
 });
 
+test("init writes a generic template: no made-up unit, AGENTS.md and CLAUDE.md that name nothing of it", () => {
+  for (const kind of ["value", "event", "item"]) {
+    const manifest = JSON.parse(fs.readFileSync(path.join(made[kind], "plugin.json"), "utf8"));
+    assert.ok(!("unit" in manifest.series[0]), `${kind}: a template series has no unit to pass on unnoticed`);
+  }
+  // The same words for every id and kind: nothing in them goes stale when a key is renamed.
+  const read = (kind, file) => fs.readFileSync(path.join(made[kind], file), "utf8");
+  for (const file of ["AGENTS.md", "CLAUDE.md"]) {
+    assert.equal(read("event", file), read("value", file), file);
+    assert.equal(read("item", file), read("value", file), file);
+    for (const word of ["demo-value", "`rates`", "`calendar`", "`notices`", "`rate`", "`meetings`"]) assert.ok(!read("value", file).includes(word), `${file} names ${word}`);
+  }
+  assert.match(read("value", "AGENTS.md"), /`unit`/);
+});
+
+test("the template fetchers honour backfill: a first run prints what backfillFrom allows, a later run starts from the stored state", () => {
+  const fetch = (kind, context) => {
+    const dir = made[kind];
+    const manifest = JSON.parse(fs.readFileSync(path.join(dir, "plugin.json"), "utf8"));
+    const source = manifest.sources[0].name;
+    const full = { contract: 1, plugin: manifest.id, now: NOW, today: "2026-06-10", sources: { [source]: path.join(dir, "fixtures/sources", source) }, ...context, series: { [manifest.series[0].key]: context.series } };
+    const r = spawnSync(process.execPath, [path.join(dir, "fetch.mjs")], { input: JSON.stringify(full), encoding: "utf8" });
+    assert.equal(r.status, 0, r.stderr);
+    return r.stdout.split("\n").filter(Boolean).map((line) => JSON.parse(line).date);
+  };
+  for (const kind of ["value", "item"]) {
+    const all = fetch(kind, { backfill: true, backfillFrom: null, series: { last: null, count: 0 } });
+    assert.ok(all.length >= 3, kind);
+    const mid = all[Math.floor(all.length / 2)];
+    assert.deepEqual(fetch(kind, { backfill: true, backfillFrom: mid, series: { last: null, count: 0 } }), all.filter((d) => d >= mid), `${kind}: a first run starts at backfillFrom`);
+    // A later run is given a backfillFrom too (today minus the window): it starts at the newest stored day.
+    const later = fetch(kind, { backfill: false, backfillFrom: "2025-06-10", series: { last: mid, count: all.length } });
+    assert.deepEqual(later, all.filter((d) => d >= mid), `${kind}: a later run starts at series.last`);
+  }
+  // Events restate their snapshot window (30 days back) and reach further back only to an older last.
+  const firstRun = fetch("event", { backfill: true, backfillFrom: null, today: "2026-07-10", series: { last: null, count: 0 } });
+  assert.deepEqual(firstRun, ["2026-05-21", "2026-06-04", "2026-06-11", "2026-07-10"]);
+  assert.deepEqual(fetch("event", { backfill: false, backfillFrom: null, today: "2026-07-10", series: { last: "2026-06-11", count: 4 } }), ["2026-06-11", "2026-07-10"]);
+  assert.deepEqual(fetch("event", { backfill: false, backfillFrom: null, today: "2026-07-10", series: { last: "2026-05-30", count: 4 } }), ["2026-06-04", "2026-06-11", "2026-07-10"]);
+  // The template's own later-run case shows it: fewer records than the first run.
+  const nextDay = fs.readFileSync(path.join(made.value, "fixtures/runs/next-day/records.jsonl"), "utf8").split("\n").filter(Boolean);
+  const base = fs.readFileSync(path.join(made.value, "fixtures/records.jsonl"), "utf8").split("\n").filter(Boolean);
+  assert.deepEqual(nextDay, base.slice(-1));
+});
+
+test("init's next step names the tool as it was run, so the command works from here", () => {
+  const check = (cwd, line) => {
+    const m = /then run: node ('[^']*'|\S+) check (\S+)$/m.exec(line);
+    assert.ok(m, line);
+    const file = m[1].startsWith("'") ? m[1].slice(1, -1) : m[1];
+    const r = spawnSync(process.execPath, [file, "check", m[2]], { cwd, encoding: "utf8", env: { PATH: process.env.PATH, ALMANAC_PLUGIN_NOW: NOW } });
+    assert.equal(r.status, 0, r.stderr);
+    return file;
+  };
+  const elsewhere = tempDir();
+  const r = tool(["init", "hint-rates", "--timezone", "UTC"], { cwd: elsewhere });
+  assert.equal(r.code, 0, r.stderr);
+  assert.notEqual(check(elsewhere, r.stdout), "almanac-plugin.mjs", "the tool is not in this folder");
+  // A copy beside the folder, and one in a folder whose name needs quoting.
+  const here = tempDir();
+  fs.mkdirSync(path.join(here, "my tools"));
+  fs.copyFileSync(TOOL, path.join(here, "almanac-plugin.mjs"));
+  fs.copyFileSync(TOOL, path.join(here, "my tools", "almanac-plugin.mjs"));
+  const run = (file, id) => spawnSync(process.execPath, [file, "init", id, "--timezone", "UTC"], { cwd: here, encoding: "utf8", env: { PATH: process.env.PATH, ALMANAC_PLUGIN_NOW: NOW } }).stdout;
+  assert.equal(check(here, run("almanac-plugin.mjs", "beside-rates")), "almanac-plugin.mjs");
+  const quoted = run("my tools/almanac-plugin.mjs", "quoted-rates");
+  assert.match(quoted, /then run: node 'my tools\/almanac-plugin\.mjs' check quoted-rates/);
+  check(here, quoted);
+});
+
 test("time zones: fixed offsets written as zone names are refused, UTC, GMT and place zones kept", () => {
   const base = JSON.parse(fs.readFileSync(path.join(made.value, "plugin.json"), "utf8"));
   const zoneProblems = (zone) => validateManifest({ ...base, timezone: zone }).map((p) => [p.code, p.path]);
@@ -100,6 +170,18 @@ test("help, unknown commands and options", () => {
   }
   assert.match(tool(["help", "preview"]).stdout, /--days[\s\S]*--language[\s\S]*--run[\s\S]*--live[\s\S]*--html[\s\S]*--json/);
   assert.equal(tool(["help", "nope"]).code, 2);
+  // The publishing commands of the specification are described, and running one says why it does not run.
+  for (const c of ["login", "logout", "upload", "status", "review", "submit", "publish", "unpublish", "relist", "retire"]) {
+    const r = tool(["help", c]);
+    assert.equal(r.code, 0, `help ${c}: ${r.stderr}`);
+    assert.match(r.stdout, new RegExp(`usage: node almanac-plugin.mjs ${c}`));
+    assert.match(r.stdout, /does not have it yet/);
+  }
+  assert.match(tool(["help", "login"]).stdout, /--server[\s\S]*--name/);
+  const login = tool(["login", "--server", "https://almanac.example"]);
+  assert.equal(login.code, 2);
+  assert.match(login.stderr, /login is a publishing command, and this version of the tool \(1\.5\.0\) does not have it yet/);
+  assert.ok(!/unknown command|no command/.test(login.stderr + tool(["help", "login"]).stderr));
   assert.equal(tool(["frobnicate"]).code, 2);
   assert.equal(tool(["check", made.value, "--colour"]).code, 2);
   assert.equal(tool(["pack", made.value, "--out"]).code, 2, "missing option value");
@@ -128,6 +210,36 @@ test("check names the field and the fix; --json carries code, fix and docs link"
   assert.ok(f.fix.length > 10);
   assert.match(out.summary, /does not pass/);
   assert.match(out.digest, /^sha256:[0-9a-f]{64}$/);
+});
+
+test("docs links follow ALMANAC_BASE_URL, else the server the last login kept, else the default", () => {
+  const dir = copyPlugin(made.value);
+  editJson(path.join(dir, "plugin.json"), (m) => (m.series[0].colour = "red"));
+  const docs = (env) => {
+    const human = tool(["check", dir], { env });
+    const j = JSON.parse(tool(["check", dir, "--json"], { env }).stdout);
+    const link = j.findings.find((f) => f.code === "PLG-MANIFEST-UNKNOWN-KEY").docs;
+    assert.ok(human.stderr.includes(`docs: ${link}`), human.stderr);
+    return link.replace(/\/docs\/problems\/PLG-MANIFEST-UNKNOWN-KEY$/, "");
+  };
+  const saved = (folder, server) => {
+    fs.mkdirSync(folder, { recursive: true });
+    fs.writeFileSync(path.join(folder, "plugin-token.json"), JSON.stringify({ server, token: "not-used-here" }), { mode: 0o600 });
+  };
+  const home = tempDir();
+  assert.equal(docs({ HOME: home }), "http://127.0.0.1:8000");
+  saved(path.join(home, ".config", "almanac"), "https://almanac.home.example/");
+  assert.equal(docs({ HOME: home }), "https://almanac.home.example");
+  const xdg = tempDir();
+  saved(path.join(xdg, "almanac"), "https://almanac.xdg.example");
+  assert.equal(docs({ HOME: home, XDG_CONFIG_HOME: xdg }), "https://almanac.xdg.example");
+  const moved = tempDir();
+  saved(moved, "http://127.0.0.1:8111");
+  assert.equal(docs({ HOME: home, XDG_CONFIG_HOME: xdg, ALMANAC_PLUGIN_HOME: moved }), "http://127.0.0.1:8111");
+  assert.equal(docs({ HOME: home, ALMANAC_PLUGIN_HOME: moved, ALMANAC_BASE_URL: "https://almanac.env.example/" }), "https://almanac.env.example");
+  // A token file this version cannot read leaves the default.
+  fs.writeFileSync(path.join(moved, "plugin-token.json"), "{not json");
+  assert.equal(docs({ HOME: tempDir(), ALMANAC_PLUGIN_HOME: moved }), "http://127.0.0.1:8000");
 });
 
 test("folder and fixture codes, each from a real broken copy", () => {
@@ -257,7 +369,10 @@ test("run cases: later runs with their stored state, and failing cases that must
   assert.ok(fs.readFileSync(path.join(later, "records.jsonl"), "utf8").length > 0);
   const ok = tool(["check", dir]);
   assert.equal(ok.code, 0, ok.stderr);
-  assert.match(ok.stdout, /2 of 2 runs cases passed/);
+  assert.match(ok.stdout, /3 of 3 run cases passed/);
+  fs.rmSync(path.join(dir, "fixtures/runs/next-day"), { recursive: true });
+  fs.rmSync(later, { recursive: true });
+  assert.match(tool(["check", dir]).stdout, /passes: \d+ records, 1 of 1 run case passed/);
 
   // A case that must fail but does not: its source is a good copy.
   const notFailing = copyPlugin(made.value);

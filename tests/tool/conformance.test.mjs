@@ -109,6 +109,11 @@ for (const [name, c] of cases("listings")) {
     const icon = c.icon === null ? null : c.icon.base64 !== undefined ? Buffer.from(c.icon.base64, "base64") : generatedPng(c.icon.png.width, c.icon.png.height, c.icon.png.padding || 0);
     const problems = tool.validateListing("raw" in c ? c.raw : c.listing, c.manifest, { icon, fixtureDates: new Set(c.fixtureDates), verifiedDomain: c.verifiedDomain ?? null });
     assert.deepEqual(asSet(problems.map((p) => [p.code, p.path ?? null])), asSet(c.expect.map((e) => [e.code, e.path ?? null])), c.description);
+    // An expectation with a message holds the tool to the server's words.
+    for (const e of c.expect.filter((x) => "message" in x)) {
+      const said = problems.filter((p) => p.code === e.code && (p.path ?? null) === e.path).map((p) => p.message);
+      assert.ok(said.includes(e.message), `${e.message} not in ${JSON.stringify(said)}`);
+    }
   });
 }
 

@@ -4,7 +4,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { renderDays, validateManifest } from "../../tool/almanac-plugin.mjs";
+import { daysHtml, renderDays, twoDecimals, validateManifest } from "../../tool/almanac-plugin.mjs";
 
 const DAYS = new URL("../conformance/days/", import.meta.url).pathname;
 const schema = JSON.parse(fs.readFileSync(path.join(DAYS, "schema.json"), "utf8"));
@@ -63,3 +63,30 @@ for (const file of cases) {
     assert.deepEqual(got, c.expect, c.description);
   });
 }
+
+const drawnCase = (name) => {
+  const c = JSON.parse(fs.readFileSync(path.join(DAYS, `${name}.json`), "utf8"));
+  return { c, days: renderDays(c.manifest, c.records, { from: c.from, to: c.to, today: c.today, language: c.language, status: c.status }) };
+};
+const visibleText = (html) => html.replace(/<[^>]*>/g, " ").replace(/\s+/g, " ").trim();
+
+test("the page draws a happened event's series name once, and each value figure beside its field label", () => {
+  const { c, days } = drawnCase("event-value-was-label");
+  const html = daysHtml(days, { title: "Auctions", today: c.today });
+  const eventRows = html.match(/<li class="row event happened">.*?<\/li>/g) ?? [];
+  const withFigure = eventRows.filter((row) => row.includes('class="fig"'));
+  assert.ok(withFigure.length >= 2, "the case draws happened events with a value");
+  for (const row of withFigure) {
+    const text = visibleText(row);
+    assert.equal(text.split("Dollar auction").length - 1, 1, text);
+  }
+  const value = drawnCase("value-in-force-and-last-rate");
+  const valueRow = daysHtml(value.days, { title: "Rates", today: value.c.today }).match(/<li class="row value normal">.*?<\/li>/)[0];
+  assert.match(visibleText(valueRow), /^US dollar Buy 58\.13 Sell 59\.00 BCRD$/);
+});
+
+test("figures round on the decimal text the source printed (15.905 -> 15.91), every digit written", () => {
+  const cases = { 15.905: "15.91", 67.095: "67.10", 2.675: "2.68", "-2.675": "-2.68", 1.005: "1.01", 0.125: "0.13", "-0.001": "0.00", "-0.005": "-0.01", 99.995: "100.00", 1e21: "1000000000000000000000.00", 1e-7: "0.00" };
+  for (const [x, text] of Object.entries(cases)) assert.equal(twoDecimals(Number(x)), text, x);
+  assert.equal(twoDecimals(-0), "0.00");
+});

@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
+from collections.abc import Mapping
 from datetime import UTC, datetime
+from pathlib import Path
 
+from sqlalchemy import Engine, make_url
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session
 
@@ -13,6 +17,7 @@ from almanac.platform.accounts.errors import AccountError
 from almanac.platform.accounts.identity import find_account
 from almanac.platform.accounts.models import StaffRole
 from almanac.platform.accounts.staff import grant_staff_role, revoke_staff_role
+from almanac.platform.store.engine import writing
 
 
 def add_staff_commands(commands: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -26,23 +31,68 @@ def add_staff_commands(commands: argparse._SubParsersAction) -> None:  # type: i
         move.set_defaults(handler=_staff)
 
 
+_START_FIRST = "run `almanac up` once (it creates and migrates the store), then try again"
+
+
+def _origin(environ: Mapping[str, str]) -> str:
+    if environ.get("ALMANAC_DATABASE_URL"):
+        return "ALMANAC_DATABASE_URL"
+    return "the embedded default; ALMANAC_DATABASE_URL names another store"
+
+
+def store_name(url: str, environ: Mapping[str, str]) -> str:
+    """The store as a message names it: its address without a password, and where that address
+    came from (`ALMANAC_DATABASE_URL`, or the embedded default in the data folder)."""
+    return f"{make_url(url).render_as_string(hide_password=True)} ({_origin(environ)})"
+
+
+def _missing_sqlite_file(url: str) -> Path | None:
+    """The SQLite file `url` names when it does not exist (connecting would create it empty)."""
+    parsed = make_url(url)
+    if parsed.get_backend_name() != "sqlite" or parsed.database in (None, "", ":memory:"):
+        return None
+    path = Path(parsed.database)
+    return None if path.exists() else path
+
+
 def _staff(args: argparse.Namespace) -> int:
     from almanac.platform.store.engine import make_engine
     from almanac.settings import load_settings
 
-    engine = make_engine(load_settings().database_url)
+    url = load_settings().database_url
+    missing = _missing_sqlite_file(url)
+    if missing is not None:
+        where = f"{missing} ({_origin(os.environ)})"
+        print(f"almanac: there is no store yet at {where}: {_START_FIRST}", file=sys.stderr)
+        return 1
+    store = store_name(url, os.environ)
+    engine = make_engine(url)
     try:
         return run_staff_command(
-            engine, args.staff_command, args.email, args.role, now=datetime.now(UTC)
+            engine, args.staff_command, args.email, args.role, now=datetime.now(UTC), store=store
         )
     finally:
         engine.dispose()
 
 
-def run_staff_command(engine, move: str, email: str, role: str, *, now: datetime) -> int:  # type: ignore[no-untyped-def]
-    """Grant or revoke a role; prints what was done, or the refusal on stderr (exit 1)."""
+def _cause(exc: SQLAlchemyError) -> str:
+    """What the database said, on one line, with what to do when its tables are missing."""
+    said = str(getattr(exc, "orig", None) or exc).strip().splitlines()
+    text = said[0].strip() if said else type(exc).__name__
+    original = type(getattr(exc, "orig", None)).__name__
+    if text.startswith("no such table") or original == "UndefinedTable":
+        return f"{text}; the store has no tables yet: {_START_FIRST}"
+    return text
+
+
+def run_staff_command(
+    engine: Engine, move: str, email: str, role: str, *, now: datetime, store: str | None = None
+) -> int:
+    """Grant or revoke a role; prints what was done, or the refusal on stderr (exit 1). A store
+    that cannot be used is named (`store`, else the engine's address) with the database's
+    own words."""
     try:
-        with Session(engine) as db:
+        with Session(writing(engine)) as db:
             if move == "grant":
                 grant = grant_staff_role(db, email, role, now)
                 db.commit()
@@ -61,9 +111,7 @@ def run_staff_command(engine, move: str, email: str, role: str, *, now: datetime
         print(f"almanac: {exc.detail}", file=sys.stderr)
         return 1
     except SQLAlchemyError as exc:
-        print(
-            f"almanac: the database refused: {type(exc).__name__}",
-            file=sys.stderr,
-        )
+        where = store or engine.url.render_as_string(hide_password=True)
+        print(f"almanac: could not use the store at {where}: {_cause(exc)}", file=sys.stderr)
         return 1
     return 0

@@ -230,7 +230,13 @@ def _check_sources(check: _Check, value: Any, manifest: Manifest) -> None:
         check.unknown(entry, SOURCE_KEYS, at)
         name = entry.get("name")
         if name not in declared:
-            check.add("PLG-LISTING-SOURCE", f"{at}.name", f"{_show(name)} is not a declared source")
+            check.add(
+                "PLG-LISTING-SOURCE",
+                f"{at}.name",
+                f"is missing; name a declared source ({', '.join(declared)})"
+                if name is None
+                else f"{_show(name)} is not a declared source",
+            )
         elif name in listed:
             check.add("PLG-LISTING-SOURCE", f"{at}.name", f"{name} is listed twice")
         else:
@@ -309,7 +315,14 @@ def _check_examples(check: _Check, value: Any, fixture_dates: set[date]) -> None
         check.unknown(entry, EXAMPLE_KEYS, at)
         day = parse_date(entry.get("date"))
         if day is None:
-            check.add(code, f"{at}.date", f"{_show(entry.get('date'))} is not a date YYYY-MM-DD")
+            given = entry.get("date")
+            check.add(
+                code,
+                f"{at}.date",
+                "is missing; give a day the fixtures cover, YYYY-MM-DD"
+                if given is None
+                else f"{_show(given)} is not a date YYYY-MM-DD",
+            )
         elif day not in fixture_dates:
             check.add(code, f"{at}.date", f"{day} is not a day the fixtures cover")
         elif day in seen:
@@ -345,7 +358,14 @@ def check_listing(
     if doc.get("listing") != 1 or isinstance(doc.get("listing"), bool):
         check.add("PLG-LISTING-INVALID", "listing", "must be 1")
     if doc.get("plugin") != manifest.id:
-        check.add("PLG-LISTING-ID", "plugin", f"{_show(doc.get('plugin'))} is not {manifest.id}")
+        plugin = doc.get("plugin")
+        check.add(
+            "PLG-LISTING-ID",
+            "plugin",
+            f"is missing; set it to {manifest.id}"
+            if plugin is None
+            else f"{_show(plugin)} is not {manifest.id}",
+        )
     publisher = doc.get("publisher")
     if not isinstance(publisher, Mapping):
         check.add("PLG-LISTING-PUBLISHER", "publisher.domain", "is missing")
@@ -384,7 +404,8 @@ def check_listing(
         check.add(
             "PLG-LISTING-CATEGORY",
             "category",
-            f"{_show(category)} is not one of {', '.join(CATEGORIES)}",
+            f"{'is missing; choose' if category is None else f'{_show(category)} is not'} one of "
+            f"{', '.join(CATEGORIES)}",
         )
     if "keywords" in doc:
         keywords = doc["keywords"]

@@ -2,6 +2,9 @@
 
 `problems.json` beside this module is the one canonical catalog; the tool embeds a copy and a
 test fails when the two differ. Codes are never renamed or reused; a retired code stays.
+`problem_pages.json` holds what each code's docs page explains beyond the entry (the rule, why
+it exists, an example that fails and one that passes): the server's pages need it, the tool
+links to them, so the tool's embedded catalog stays small.
 """
 
 from __future__ import annotations
@@ -30,6 +33,41 @@ def _load_catalog() -> dict[str, CatalogEntry]:
 
 
 CATALOG: dict[str, CatalogEntry] = _load_catalog()
+
+
+@dataclass(frozen=True, slots=True)
+class Example:
+    """A piece of a plug-in, output or request: `where` it is (a file, a request), and its text."""
+
+    where: str
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class ProblemPage:
+    """A code's docs page beyond its entry: the rule, why it exists, and an example that breaks
+    it and one that keeps it (for a warning: one warned, one not)."""
+
+    rule: str
+    why: str
+    failing: Example
+    passing: Example
+
+
+def _load_pages() -> dict[str, ProblemPage]:
+    text = resources.files(__package__).joinpath("problem_pages.json").read_text(encoding="utf-8")
+    return {
+        code: ProblemPage(
+            rule=page["rule"],
+            why=page["why"],
+            failing=Example(**page["failing"]),
+            passing=Example(**page["passing"]),
+        )
+        for code, page in json.loads(text)["problems"].items()
+    }
+
+
+PAGES: dict[str, ProblemPage] = _load_pages()
 
 
 def docs_link(code: str, base_url: str = "") -> str:

@@ -1,21 +1,25 @@
 """Outgoing mail (DECISIONS 7): SMTP to a configured server, or with none configured an outbox
-table the portal shows. Callers see only `Mailer.send`; tests point SMTP at a loopback server."""
+table the portal shows, each message's subject and links printed on the service's console too.
+Callers see only `Mailer.send`; tests point SMTP at a loopback server."""
 
 from __future__ import annotations
 
 import logging
+import re
 import smtplib
+import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from email.message import EmailMessage
 from email.utils import format_datetime, make_msgid
-from typing import Protocol
+from typing import Protocol, TextIO
 
 from sqlalchemy import Engine, select
 from sqlalchemy.orm import Session
 
 from almanac.platform.mail.models import OutboxMessage
+from almanac.platform.store.engine import writing
 
 log = logging.getLogger(__name__)
 
@@ -95,14 +99,29 @@ class SmtpMailer:
         log.info("mail %r handed to %s:%s", message.subject, s.smtp_host, s.smtp_port)
 
 
-class OutboxMailer:
-    """Keeps each message in the `mail_outbox` table (no SMTP server configured)."""
+_LINK = re.compile(r"https?://[^\s<>\"']+")
 
-    def __init__(self, engine: Engine) -> None:
+
+def console_note(message: MailMessage) -> str:
+    """The lines the outbox prints for a message: recipient, subject, and each link of the body
+    (a verification link, say), one a line."""
+    lines = [f"mail to {message.to} (kept in the outbox, no SMTP server set): {message.subject}"]
+    lines.extend(f"  {link}" for link in _LINK.findall(message.body))
+    return "\n".join(lines)
+
+
+class OutboxMailer:
+    """Keeps each message in the `mail_outbox` table (no SMTP server configured) and prints its
+    subject and links on the console (`console`, else standard error at the time of sending)."""
+
+    def __init__(self, engine: Engine, console: TextIO | None = None) -> None:
         self._engine = engine
+        # On the embedded default the person who started the service has no mail server and
+        # often no operator yet to read the outbox: the console is where they can open a link.
+        self._console = console
 
     def send(self, message: MailMessage, now: datetime) -> None:
-        with Session(self._engine) as db, db.begin():
+        with Session(writing(self._engine)) as db, db.begin():
             db.add(
                 OutboxMessage(
                     to_address=message.to,
@@ -112,6 +131,7 @@ class OutboxMailer:
                 )
             )
         log.info("mail %r kept in the outbox", message.subject)
+        print(console_note(message), file=self._console or sys.stderr, flush=True)
 
 
 def outbox(db: Session, limit: int = 100) -> list[OutboxMessage]:

@@ -1,10 +1,12 @@
 """Figures and changes as a reader sees them (spec "Reader presentation rules" 4, 6 and 8).
 
-The tool renders with JavaScript: `toFixed` rounds the number's exact binary value half away
-from zero (2.675 is stored as 2.67499999999999982236431605997495353221893310546875, so it
-shows 2.67; 0.125 is exact, so it shows 0.13). Python's `round` and `format` round half to
-even, so every rounding here goes through `Decimal` of the exact binary value instead, and
-the float arithmetic is done in the same order as the tool's, so both give the same text.
+Figures are rounded on the decimal the source printed, not on the binary value the number is
+stored as: 15.905 is stored as 15.904999999999999360..., yet a reader expects 15.91. The decimal
+of a number is its shortest text that reads back as the same number (`repr` here, `String` in
+the tool's JavaScript; the two agree digit for digit), which is what the source wrote whenever it
+wrote at most 17 significant digits. It is rounded half away from zero with `Decimal` (Python's
+`round` and `format` round half to even, on the binary value). The float arithmetic of a
+change is done in the same order as the tool's, so both give the same text.
 """
 
 from __future__ import annotations
@@ -35,18 +37,15 @@ def is_number(value: Any) -> bool:
 
 
 def _half_away(x: float, step: Decimal) -> Decimal:
-    """`x` rounded to `step`, half away from zero, on its exact binary value."""
-    return Decimal(x).quantize(step, rounding=ROUND_HALF_UP, context=_EXACT)
+    """`x` rounded to `step`, half away from zero, on its shortest decimal text (`repr`)."""
+    return Decimal(repr(float(x))).quantize(step, rounding=ROUND_HALF_UP, context=_EXACT)
 
 
 def two_decimals(x: float) -> str:
-    """Two decimals, half away from zero on the exact binary value, no grouping, never `-0.00`
-    (rule 4: each figure "rounded to two decimals").
-
-    Past 1e21 JavaScript's `toFixed` switches to exponent form (`1e+21`); here every digit is
-    written, as the spec and the row schema ask (`^-?[0-9]+\\.[0-9]{2}%?$`).
-    """
-    text = str(_half_away(float(x), _CENT))
+    """Two decimals, half away from zero on the decimal text (15.905 -> `15.91`), every digit
+    written (never an exponent, as the row schema asks), no grouping, never `-0.00` (rule 4:
+    each figure "rounded to two decimals")."""
+    text = str(_half_away(x, _CENT))
     return "0.00" if text == "-0.00" else text
 
 
@@ -64,10 +63,8 @@ def basis_points(cur: float, prev: float) -> Change | None:
     scaled = (float(cur) - float(prev)) * 100
     if not math.isfinite(scaled):
         return None
-    # toFixed(6) keeps numbers past 1e21 as they are.
-    steadied = scaled if abs(scaled) >= 1e21 else float(_half_away(scaled, _MILLIONTH))
-    whole = int(_half_away(abs(steadied), _ONE))
-    points = -whole if steadied < 0 else whole
+    steadied = float(_half_away(scaled, _MILLIONTH))
+    points = int(_half_away(steadied, _ONE))
     return {"text": f"{_signed(str(points))} bp", "unit": "bp"}
 
 
