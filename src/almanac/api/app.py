@@ -9,13 +9,15 @@ from sqlalchemy import Engine
 from sqlalchemy.orm import sessionmaker
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from almanac.api.context import ApiContext, Clock
+from almanac.api.context import ApiContext
 from almanac.api.problems import install_problem_handlers, problem_response
 from almanac.api.redact import install_access_log_redaction
 from almanac.api.routes import audience as audience_routes
 from almanac.api.routes import auth, host, invitations, organizations, public, reader, staff, tokens
 from almanac.platform.accounts import Passwords
+from almanac.platform.clock import Clock
 from almanac.platform.mail import Mailer
+from almanac.platform.store.engine import writing
 from almanac.settings import Settings
 
 API_PREFIX = "/api/v1"
@@ -117,6 +119,7 @@ def create_app(
         mailer=mailer,
         engine=engine,
         sessions=sessionmaker(engine, expire_on_commit=False),
+        write_sessions=sessionmaker(writing(engine), expire_on_commit=False),
         passwords=passwords or Passwords(),
         tool_file=tool_file,
     )

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -11,10 +10,9 @@ from sqlalchemy import Engine
 from sqlalchemy.orm import Session, sessionmaker
 
 from almanac.platform.accounts import Passwords
+from almanac.platform.clock import Clock
 from almanac.platform.mail import Mailer
 from almanac.settings import Settings
-
-Clock = Callable[[], datetime]
 
 
 @dataclass(frozen=True, slots=True)
@@ -24,6 +22,9 @@ class ApiContext:
     mailer: Mailer
     engine: Engine
     sessions: sessionmaker[Session]
+    """Sessions for requests that only read (a deferred transaction: never waits for a writer)."""
+    write_sessions: sessionmaker[Session]
+    """Sessions for requests that may write (the write lock taken when the transaction begins)."""
     passwords: Passwords
     tool_file: Path
 

@@ -24,14 +24,33 @@ def get_context(request: Request) -> ApiContext:
 Context = Annotated[ApiContext, Depends(get_context)]
 
 
-def get_db(ctx: Context) -> Iterator[Session]:
+READ_ONLY_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
+
+
+def may_write(request: Request) -> bool:
+    """Whether the request's transaction may write: any method but GET, HEAD and OPTIONS, and
+    any request with a bearer token (its use is recorded on the token)."""
+    return request.method not in READ_ONLY_METHODS or "authorization" in request.headers
+
+
+def get_db(request: Request, ctx: Context) -> Iterator[Session]:
     """One database session per request; routes commit what they change, the rest is rolled
-    back when the request ends."""
-    with ctx.sessions() as db:
+    back when the request ends. A request that may write takes the store's write lock when its
+    transaction begins (see `almanac.platform.store.engine`), so another process writing makes
+    it wait, never fail; one that only reads never waits."""
+    sessions = ctx.write_sessions if may_write(request) else ctx.sessions
+    with sessions() as db:
+        yield db
+
+
+def get_write_db(ctx: Context) -> Iterator[Session]:
+    """The request's session for a GET that writes (the mailed verification link)."""
+    with ctx.write_sessions() as db:
         yield db
 
 
 Db = Annotated[Session, Depends(get_db)]
+WriteDb = Annotated[Session, Depends(get_write_db)]
 
 
 def get_now(ctx: Context) -> datetime:

@@ -15,6 +15,7 @@ from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from almanac.platform import accounts
 from almanac.platform.contract.problems import CATALOG, Problem, docs_link
@@ -135,9 +136,38 @@ def install_problem_handlers(app: FastAPI) -> None:
         detail = exc.detail if isinstance(exc.detail, str) else CATALOG[code].title
         return problem_response(request, exc.status_code, code, detail, headers=exc.headers)
 
-    @app.exception_handler(Exception)
-    async def _crash(request: Request, exc: Exception) -> JSONResponse:
-        log.exception("unhandled error on %s %s", request.method, request.url.path)
-        return problem_response(
-            request, 500, "INTERNAL-ERROR", "the service failed to handle the request"
-        )
+    app.add_middleware(AnswerUnhandledErrors)
+
+
+class AnswerUnhandledErrors:
+    """An error no handler took becomes the 500 INTERNAL-ERROR problem, and ends there.
+
+    Starlette's own last resort answers and then raises the error again, and uvicorn closes
+    the keep-alive connection on it: the client's next request on that connection is reset.
+    An error after the answer has started cannot be answered; it is raised as before."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        started = False
+
+        async def tracked_send(message: Message) -> None:
+            nonlocal started
+            started = started or message["type"] == "http.response.start"
+            await send(message)
+
+        try:
+            await self.app(scope, receive, tracked_send)
+        except Exception:
+            request = Request(scope)
+            log.exception("unhandled error on %s %s", request.method, request.url.path)
+            if started:
+                raise
+            response = problem_response(
+                request, 500, "INTERNAL-ERROR", "the service failed to handle the request"
+            )
+            await response(scope, receive, send)

@@ -7,7 +7,7 @@ import logging
 from fastapi import APIRouter, Query, Request, Response, status
 
 from almanac.api.context import ApiContext
-from almanac.api.deps import SESSION_COOKIE, Context, CurrentAccount, Db, Now
+from almanac.api.deps import SESSION_COOKIE, Context, CurrentAccount, Db, Now, WriteDb
 from almanac.api.schemas import AccountOut, OrganizationRef, SignInIn, SignUpIn, VerifiedOut
 from almanac.platform import accounts
 from almanac.platform.accounts import Account
@@ -59,7 +59,7 @@ def sign_up(body: SignUpIn, db: Db, ctx: Context, now: Now) -> AccountOut:
 
 
 @router.get("/verify", response_model=VerifiedOut)
-def verify(db: Db, now: Now, token: str = Query(max_length=200)) -> VerifiedOut:
+def verify(db: WriteDb, now: Now, token: str = Query(max_length=200)) -> VerifiedOut:
     """The mailed link: verifies the account's e-mail address (single use, 24 hours)."""
     account = accounts.verify_email(db, token, now)
     db.commit()

@@ -1,8 +1,12 @@
 """Engines, transactions and migrations for PostgreSQL and the embedded SQLite default.
 
 Writers never interleave: on PostgreSQL the write locks the plug-in row (SELECT ... FOR UPDATE);
-on SQLite every write transaction starts with BEGIN IMMEDIATE, which takes the database's one
-write lock at once, so a second writer waits (busy timeout) until the first commits or rolls back.
+on SQLite every transaction that may write starts with BEGIN IMMEDIATE, which takes the
+database's one write lock at once, so a second writer waits (busy timeout, `BUSY_SECONDS`) until
+the first commits or rolls back. A deferred transaction that reads first and writes later would
+fail at once instead of waiting whenever another connection committed in between (SQLite's
+SQLITE_BUSY_SNAPSHOT in WAL mode, which no busy timeout covers): so nothing that may write
+begins deferred. Read-only transactions begin deferred and never wait for a writer.
 """
 
 from __future__ import annotations
@@ -17,6 +21,8 @@ from sqlalchemy import Connection, Engine, create_engine, event
 
 MIGRATIONS = Path(__file__).resolve().parent / "migrations"
 _IMMEDIATE = "almanac_sqlite_immediate"
+BUSY_SECONDS = 60
+"""How long a transaction that may write waits for the embedded default's write lock."""
 
 
 def make_engine(url: str) -> Engine:
@@ -32,7 +38,7 @@ def make_engine(url: str) -> Engine:
         dbapi_connection.isolation_level = None
         cursor = dbapi_connection.cursor()
         cursor.execute("PRAGMA foreign_keys=ON")
-        cursor.execute("PRAGMA busy_timeout=60000")
+        cursor.execute(f"PRAGMA busy_timeout={BUSY_SECONDS * 1000}")
         cursor.execute("PRAGMA journal_mode=WAL")
         cursor.close()
 
@@ -44,15 +50,20 @@ def make_engine(url: str) -> Engine:
     return engine
 
 
+def writing(engine: Engine) -> Engine:
+    """The engine for transactions that may write: on SQLite each begins with BEGIN IMMEDIATE
+    (the same engine and pool; on PostgreSQL the engine itself)."""
+    if engine.dialect.name != "sqlite":
+        return engine
+    return engine.execution_options(**{_IMMEDIATE: True})
+
+
 @contextmanager
 def write_transaction(engine: Engine) -> Iterator[Connection]:
     """One transaction for changing the store: committed when the block ends, rolled back
     entirely when it raises."""
-    with engine.connect() as connection:
-        if engine.dialect.name == "sqlite":
-            connection = connection.execution_options(**{_IMMEDIATE: True})
-        with connection.begin():
-            yield connection
+    with writing(engine).connect() as connection, connection.begin():
+        yield connection
 
 
 def alembic_config(url: str) -> Config:
