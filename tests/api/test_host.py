@@ -483,7 +483,8 @@ def test_approve_pause_resume_remove_restore(api, host, packs):
     made = register(host, packs)
     digest = made["digest"]
     wrong = "sha256:" + "0" * 64
-    assert_problem(host.post(f"{HOST}/{UK}/approve", json={"digest": wrong}), 409, "DIGEST-CHANGED")
+    never = host.post(f"{HOST}/{UK}/approve", json={"digest": wrong})
+    assert_problem(never, 409, "DIGEST-NOT-CURRENT")
     assert_problem(host.post(f"{HOST}/{UK}/approve", json={"digest": "x"}), 422, "REQUEST-INVALID")
     pause = host.post(f"{HOST}/{UK}/pause")
     body = assert_problem(pause, 409, "STATE-CONFLICT")
@@ -506,7 +507,8 @@ def test_approve_pause_resume_remove_restore(api, host, packs):
     assert_problem(
         host.post(f"{HOST}/{UK}/approve", json={"digest": digest}), 409, "STATE-CONFLICT"
     )
-    assert_problem(host.post(f"{HOST}/{UK}/restore", json={"digest": wrong}), 409, "DIGEST-CHANGED")
+    never = host.post(f"{HOST}/{UK}/restore", json={"digest": wrong})
+    assert_problem(never, 409, "DIGEST-NOT-CURRENT")
     restored = host.post(f"{HOST}/{UK}/restore", json={"digest": digest})
     assert restored.json()["state"] == "approved"
     assert_problem(
@@ -527,18 +529,197 @@ def test_approve_pause_resume_remove_restore(api, host, packs):
 
 def test_approving_a_digest_that_changed_since_the_page_is_refused(host, packs):
     shown = register(host, packs)["digest"]
-    post_zip(host, uk_zip(version="1.0.1"))
+    current = post_zip(host, uk_zip(version="1.0.1")).json()["digest"]
     refused = host.post(f"{HOST}/{UK}/approve", json={"digest": shown})
     body = assert_problem(refused, 409, "DIGEST-CHANGED")
     assert "changed" in body["detail"]
+    assert shown in body["detail"] and current in body["detail"]
     assert host.get(f"{HOST}/{UK}").json()["state"] == "pending"
 
 
-def test_a_local_plugin_is_never_approved(host):
-    made = post_zip(host, uk_zip(audience="local"))
-    assert made.status_code == 201, made.text
-    refused = host.post(f"{HOST}/{UK}/approve", json={"digest": made.json()["digest"]})
-    assert_problem(refused, 422, "PLG-LOCAL-NOT-APPROVED")
+def test_approving_a_digest_never_the_plugins_names_both_digests(host, packs):
+    current = register(host, packs)["digest"]
+    other = packs["ecb-reference-rates"][1]  # a real digest, of another plug-in's code
+    refused = host.post(f"{HOST}/{UK}/approve", json={"digest": other})
+    body = assert_problem(refused, 409, "DIGEST-NOT-CURRENT")
+    assert body["title"] == "The digest is not the current version's"
+    assert other in body["detail"] and current in body["detail"]
+    assert "not the current version's" in body["detail"]
+    assert "changed since the page" not in body["detail"]
+    assert host.get(f"{HOST}/{UK}").json()["state"] == "pending"
+
+
+def test_a_local_version_is_refused_at_registration_and_changes_nothing(host, packs, tmp_path):
+    first = post_zip(host, uk_zip(audience="local"))
+    body = assert_problem(first, 422, "PLG-LOCAL-NOT-APPROVED")
+    assert "local" in body["detail"]
+    assert host.get(HOST).json() == []
+
+    public = register(host, packs)
+    host.post(f"{HOST}/{UK}/approve", json={"digest": public["digest"]})
+    before = host.get(f"{HOST}/{UK}").json()
+    local = post_zip(host, uk_zip(version="1.1.0", audience="local"))
+    assert_problem(local, 422, "PLG-LOCAL-NOT-APPROVED")
+    after = host.get(f"{HOST}/{UK}").json()
+    assert (after["state"], after["current_digest"], after["approved_digest"]) == (
+        "approved",
+        public["digest"],
+        public["digest"],
+    )
+    assert after["versions"] == before["versions"] and after["moves"] == before["moves"]
+    local_folder = tmp_path / UK
+    shutil.copytree(EXAMPLES / UK, local_folder)
+    manifest = json.loads((local_folder / "plugin.json").read_text())
+    manifest.update(version="1.2.0", audience="local")
+    (local_folder / "plugin.json").write_text(json.dumps(manifest, indent=2))
+    folder = host.post(f"{HOST}/folder", json={"path": str(local_folder)})
+    assert_problem(folder, 422, "PLG-LOCAL-NOT-APPROVED")
+    assert host.get(f"{HOST}/{UK}").json()["versions"] == before["versions"]
+
+
+def test_registering_an_older_kept_version_again_is_refused(api, host, packs):
+    v1 = register(host, packs)
+    host.post(f"{HOST}/{UK}/approve", json={"digest": v1["digest"]})
+    v2 = post_zip(host, uk_zip(version="1.1.0")).json()
+    host.post(f"{HOST}/{UK}/approve", json={"digest": v2["digest"]})
+    before = host.get(f"{HOST}/{UK}").json()
+
+    again = post_zip(host, packs[UK][0])  # the unchanged pack of 1.0.0
+    body = assert_problem(again, 409, "PLG-VERSION-KEPT")
+    assert "1.0.0" in body["detail"] and "1.1.0" in body["detail"]
+    assert "roll back" in body["detail"]
+    after = host.get(f"{HOST}/{UK}").json()
+    assert (after["state"], after["current_digest"], after["approved_digest"]) == (
+        "approved",
+        v2["digest"],
+        v2["digest"],
+    )
+    assert after["moves"] == before["moves"]
+    # The current version's own code again is still the same version: nothing changes.
+    same = post_zip(host, uk_zip(version="1.1.0"))
+    assert same.status_code == 201 and same.json()["version_id"] == v2["version_id"]
+    assert host.get(f"{HOST}/{UK}").json()["moves"] == before["moves"]
+
+
+def test_roll_back_to_an_earlier_approved_version(api, host, packs):
+    from almanac.orchestration.catalog import load_catalog
+    from almanac.orchestration.due import plan_runs
+
+    v1 = register(host, packs)
+    host.post(f"{HOST}/{UK}/approve", json={"digest": v1["digest"]})
+    post_zip(host, uk_zip(version="1.0.5"))  # never approved
+    v2 = post_zip(host, uk_zip(version="1.1.0")).json()
+    host.post(f"{HOST}/{UK}/approve", json={"digest": v2["digest"]})
+    v3 = post_zip(host, uk_zip(version="1.2.0")).json()  # pending, never approved
+    requests_before = stored_count(api.engine, RunRequest)
+
+    rollback = f"{HOST}/{UK}/rollback"
+    reason = "1.1.0 drops Scottish holidays"
+    for never in ("1.0.5", "1.2.0"):
+        refused = host.post(rollback, json={"version": never, "reason": reason})
+        assert never in assert_problem(refused, 409, "ROLLBACK-NOT-APPROVED")["detail"]
+    unknown = host.post(rollback, json={"version": "0.9.0", "reason": reason})
+    assert_problem(unknown, 404, "NOT-FOUND")
+    assert_problem(host.post(rollback, json={"version": "1.0.0"}), 422, "REQUEST-INVALID")
+    blank = host.post(rollback, json={"version": "1.0.0", "reason": "  "})
+    assert_problem(blank, 422, "REQUEST-INVALID")
+    assert stored_count(api.engine, RunRequest) == requests_before
+
+    done = host.post(rollback, json={"version": "1.0.0", "reason": reason})
+    assert done.status_code == 200, done.text
+    page = done.json()
+    assert (page["state"], page["current_version"], page["approved_version"]) == (
+        "approved",
+        "1.0.0",
+        "1.0.0",
+    )
+    assert page["current_digest"] == page["approved_digest"] == v1["digest"]
+    last = page["moves"][-1]
+    assert (last["action"], last["from_state"], last["to_state"], last["by"]) == (
+        "roll-back",
+        "pending",
+        "approved",
+        OP,
+    )
+    assert last["version_id"] == v1["version_id"]
+    assert last["at"] == api.clock().isoformat().replace("+00:00", "Z")
+    assert last["detail"] == {
+        "reason": reason,
+        "from_version": "1.2.0",
+        "from_digest": v3["digest"],
+        "to_version": "1.0.0",
+        "digest": v1["digest"],
+    }
+    # It runs at once, the rolled-back version (the run pipeline runs the approved code).
+    with api.engine.connect() as conn:
+        latest = (
+            conn.execute(select(RunRequest.__table__).order_by(RunRequest.__table__.c.id.desc()))
+            .mappings()
+            .first()
+        )
+        entry = next(e for e in load_catalog(conn) if e.id == UK)
+        plan = plan_runs(conn, api.clock())
+        request_versions = dict(conn.execute(select(RunRequest.id, RunRequest.version_id)).all())
+    assert stored_count(api.engine, RunRequest) == requests_before + 1
+    assert (latest["version_id"], latest["trigger"]) == (v1["version_id"], "first")
+    assert (entry.version, entry.digest, entry.approved_version_id) == (
+        "1.0.0",
+        v1["digest"],
+        v1["version_id"],
+    )
+    # The due-run planner starts one run of 1.0.0; 1.1.0's approval request is stale now.
+    (order,) = [o for o in plan.orders if o.plugin_id == UK]
+    assert request_versions[order.request_id] == v1["version_id"]
+    assert {request_versions[r] for r in plan.dropped} == {v1["version_id"], v2["version_id"]}
+    version = host.get(f"{HOST}/{UK}/versions/{v1['version_id']}").json()
+    assert version["current"] and version["approved"]
+
+    again = host.post(rollback, json={"version": "1.0.0", "reason": reason})
+    assert_problem(again, 409, "STATE-CONFLICT")
+    # 1.1.0 was approved before too: the host may go to it again the same way.
+    forward = host.post(rollback, json={"version": "1.1.0", "reason": "the fix was wrong"})
+    assert forward.json()["current_version"] == "1.1.0"
+    # A newer upload still has to exceed every kept version and waits for approval.
+    assert_problem(post_zip(host, uk_zip(version="1.1.5")), 409, "PLG-VERSION-NOT-GREATER")
+
+
+def test_roll_back_keeps_a_paused_plugin_paused_and_refuses_removed(api, host, packs):
+    v1 = register(host, packs)
+    host.post(f"{HOST}/{UK}/approve", json={"digest": v1["digest"]})
+    v2 = post_zip(host, uk_zip(version="1.1.0")).json()
+    host.post(f"{HOST}/{UK}/approve", json={"digest": v2["digest"]})
+    host.post(f"{HOST}/{UK}/pause")
+    requests_before = stored_count(api.engine, RunRequest)
+    body = {"version": "1.0.0", "reason": "back to the known good one"}
+    paused = host.post(f"{HOST}/{UK}/rollback", json=body).json()
+    assert (paused["state"], paused["approved_version"]) == ("paused", "1.0.0")
+    assert stored_count(api.engine, RunRequest) == requests_before
+    resumed = host.post(f"{HOST}/{UK}/resume").json()
+    assert (resumed["state"], resumed["approved_digest"]) == ("approved", v1["digest"])
+    host.post(f"{HOST}/{UK}/remove")
+    removed = host.post(f"{HOST}/{UK}/rollback", json={**body, "version": "1.1.0"})
+    assert "restore" in assert_problem(removed, 409, "STATE-CONFLICT")["detail"]
+
+
+def test_the_pack_route_takes_only_application_zip(host, packs):
+    archive = packs[UK][0]
+    for headers in (
+        {},
+        {"content-type": "application/octet-stream"},
+        {"content-type": "text/plain"},
+    ):
+        refused = host.post(f"{HOST}/pack", content=archive, headers=headers)
+        body = assert_problem(refused, 415, "REQUEST-MEDIA-TYPE")
+        assert "application/zip" in body["detail"]
+    form = host.post(f"{HOST}/pack", files={"file": ("pack.zip", archive, "application/zip")})
+    assert_problem(form, 415, "REQUEST-MEDIA-TYPE")
+    assert host.get(HOST).json() == []
+    with_parameter = post_zip_as(host, archive, "Application/ZIP; charset=binary")
+    assert with_parameter.status_code == 201, with_parameter.text
+
+
+def post_zip_as(client, data: bytes, content_type: str):
+    return client.post(f"{HOST}/pack", content=data, headers={"content-type": content_type})
 
 
 def test_last_five_runs_with_reasons(api, host, packs):
@@ -691,6 +872,7 @@ PLUGIN_ROUTES = [
     ("get", "/runs"),
     ("post", "/approve"),
     ("post", "/restore"),
+    ("post", "/rollback"),
     ("post", "/pause"),
     ("post", "/resume"),
     ("post", "/remove"),
@@ -707,6 +889,7 @@ BODIES = {
     "/approve": {"digest": "sha256:" + "0" * 64},
     "/restore": {"digest": "sha256:" + "0" * 64},
     "/takedown/restore": {"digest": "sha256:" + "0" * 64},
+    "/rollback": {"version": "1.0.0", "reason": "r"},
     "/held": {"decision": "keep-them"},
     "/retention": {"answer": "no", "terms_read": True},
     "/purge": {"typed_id": "nope"},

@@ -256,3 +256,29 @@ def test_today_follows_the_zone_across_a_clock_change() -> None:
     assert build_run_context(m, now=before, series_state={})["today"] == "2026-10-25"
     after = datetime(2026, 10, 25, 22, 30, tzinfo=timezone(timedelta(0)))  # 23:30 CET
     assert build_run_context(m, now=after, series_state={})["today"] == "2026-10-25"
+
+
+def test_series_state_of_the_records_before_a_case_is_what_its_context_says() -> None:
+    # Each example's later-run case states the series of the fixture records before it; the
+    # state read from those records (as `almanac room run --records` reads it) is the same.
+    from almanac.platform.contract.context import series_state_of_records
+    from tests.conftest import REPO
+
+    checked = 0
+    for case in sorted((REPO / "examples").glob("*/fixtures/runs/*/context.json")):
+        folder = case.parents[3]
+        stated = json.loads(case.read_text()).get("series")
+        if not stated:
+            continue
+        m = parse_manifest((folder / "plugin.json").read_bytes()).manifest
+        assert m is not None
+        lines = (folder / "fixtures" / "records.jsonl").read_text().splitlines()
+        today = date.fromisoformat(json.loads(case.read_text())["today"])
+        state = series_state_of_records(m, (json.loads(line) for line in lines), today)
+        as_json = {
+            k: {"last": last.isoformat() if last else None, "count": n}
+            for k, (last, n) in state.items()
+        }
+        assert as_json == stated, case
+        checked += 1
+    assert checked >= 3

@@ -3,10 +3,23 @@ retain recorded at first registration; purge."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 from sqlalchemy import Engine
 
-from almanac.platform.lifecycle import Facts, State, TransitionRefused, Trigger, next_state
+from almanac.platform.lifecycle import (
+    DigestChanged,
+    DigestNotCurrent,
+    Facts,
+    Move,
+    NeverApproved,
+    RunTrigger,
+    State,
+    TransitionRefused,
+    Trigger,
+    next_state,
+)
 from almanac.platform.store import plugins as sp
 from almanac.platform.store.engine import write_transaction
 from almanac.platform.store.reading import last_runs
@@ -230,3 +243,87 @@ def test_shelf_flag_is_recorded(fresh: Plug) -> None:
     with fresh.engine.connect() as conn:
         assert sp.plugin_status(conn, fresh.id).shelved
     assert moves(fresh)[-1][0] == "shelve"
+
+
+# Roll back: the host's explicit move back to a kept version approved before --------------
+
+
+def test_roll_back_from_failing_runs_the_earlier_approved_code(fresh: Plug) -> None:
+    fresh.ready()  # d1, 1.0.0 approved
+    fresh.write([value("2026-11-01", 1)])
+    fresh.register("d2", "1.1.0")
+    fresh.approve()
+    fresh.fail()
+    assert fresh.state() == "failing"
+    request_id = act(fresh, "roll_back", version="1.0.0", reason="1.1.0 fails every run")
+    assert fresh.state() == "approved"
+    with fresh.engine.connect() as conn:
+        status = sp.plugin_status(conn, fresh.id)
+        code = sp.approved_code(conn, fresh.id)
+        last = sp.plugin_moves(conn, fresh.id)[-1]
+    assert (status.current_digest, status.approved_digest, code.files["fetch.mjs"]) == (
+        "d1",
+        "d1",
+        b"d1",
+    )
+    (request,) = [r for r in requests(fresh) if r["id"] == request_id]
+    assert (request["trigger"], request["version_id"]) == ("approval", code.version_id)
+    assert (last["action"], last["from_state"], last["to_state"], last["by"]) == (
+        "roll-back",
+        "failing",
+        "approved",
+        "host@example.org",
+    )
+    assert last["detail"]["reason"] == "1.1.0 fails every run"
+    assert (last["detail"]["from_version"], last["detail"]["to_version"]) == ("1.1.0", "1.0.0")
+    assert len(stored(fresh)) == 1  # records stay
+
+
+def test_roll_back_refusals_change_nothing(fresh: Plug) -> None:
+    fresh.ready()
+    fresh.register("d2", "1.0.1")  # never approved
+    fresh.register("d3", "1.0.2")
+    fresh.approve()
+    before = moves(fresh)
+    with pytest.raises(NeverApproved, match=r"1\.0\.1"):
+        act(fresh, "roll_back", version="1.0.1", reason="r")
+    with pytest.raises(sp.UnknownVersion):
+        act(fresh, "roll_back", version="0.0.1", reason="r")
+    with pytest.raises(TransitionRefused, match="current version already"):
+        act(fresh, "roll_back", version="1.0.2", reason="r")
+    with pytest.raises(ValueError, match="reason"):
+        act(fresh, "roll_back", version="1.0.0", reason=" ")
+    act(fresh, "set_taken_down", taken_down=True, reason="r", message="m")
+    with pytest.raises(TransitionRefused, match="taken down"):
+        act(fresh, "roll_back", version="1.0.0", reason="r")
+    assert moves(fresh) == [*before, ("takedown", None, None)]
+    with fresh.engine.connect() as conn:
+        assert sp.plugin_status(conn, fresh.id).approved_digest == "d3"
+
+
+def test_roll_back_rule_by_state() -> None:
+    facts = Facts(
+        current_digest="d2",
+        target_version="1.0.0",
+        target_digest="d1",
+        target_approved_before=True,
+        ever_ran=True,
+    )
+    for state in (State.PENDING, State.APPROVED, State.FAILING):
+        assert next_state(state, Trigger.ROLL_BACK, facts) == Move(
+            State.APPROVED, RunTrigger.APPROVAL
+        )
+    assert next_state(State.PAUSED, Trigger.ROLL_BACK, facts) == Move(State.PAUSED)
+    with pytest.raises(TransitionRefused, match="restore"):
+        next_state(State.REMOVED, Trigger.ROLL_BACK, facts)
+
+
+def test_an_approval_tells_a_stale_page_from_a_digest_never_the_plugins() -> None:
+    facts = Facts(current_digest="d2", kept_digests=frozenset({"d1", "d2"}))
+    with pytest.raises(DigestChanged, match="changed since the page was shown") as stale:
+        next_state(State.PENDING, Trigger.APPROVE, replace(facts, digest_shown="d1"))
+    assert "d1" in str(stale.value) and "d2" in str(stale.value)
+    with pytest.raises(DigestNotCurrent, match="not the current version's") as never:
+        next_state(State.PENDING, Trigger.APPROVE, replace(facts, digest_shown="d9"))
+    assert "d9" in str(never.value) and "d2" in str(never.value)
+    assert "changed since" not in str(never.value)

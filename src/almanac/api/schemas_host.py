@@ -9,7 +9,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from almanac.api.schemas import RowId
-from almanac.platform.store.plugins import TAKEDOWN_MESSAGE_MAX
+from almanac.platform.store.plugins import ROLLBACK_REASON_MAX, TAKEDOWN_MESSAGE_MAX
 
 DIGEST_PATTERN = r"^sha256:[0-9a-f]{64}$"
 
@@ -187,6 +187,21 @@ class VersionOut(VersionRefOut):
 
 class DigestIn(BaseModel):
     digest: str = Field(pattern=DIGEST_PATTERN, description="The digest the page showed.")
+
+
+class RollbackIn(BaseModel):
+    """Roll back to a kept version approved before, with the reason kept in the history."""
+
+    version: str = Field(
+        pattern=r"^[0-9]{1,9}\.[0-9]{1,9}\.[0-9]{1,9}$",
+        description="The kept version to go back to (major.minor.patch).",
+    )
+    reason: str = Field(
+        min_length=1,
+        max_length=ROLLBACK_REASON_MAX,
+        pattern=r"\S",
+        description="Why: recorded with who and when in the plug-in's history.",
+    )
 
 
 class HeldDecisionIn(BaseModel):

@@ -11,7 +11,12 @@ from pathlib import Path
 from sqlalchemy import Engine
 
 from almanac.platform.contract.pack import CodeRefused, check_folder
-from almanac.platform.hosting import VersionNotGreater, VersionReused, register_code
+from almanac.platform.hosting import (
+    VersionKept,
+    VersionNotGreater,
+    VersionReused,
+    register_code,
+)
 from almanac.platform.store import plugins as store_plugins
 from almanac.platform.store.engine import write_transaction
 
@@ -34,7 +39,12 @@ def register_folder(engine: Engine, folder: Path, *, now: datetime) -> tuple[str
         first = refused.problems[0]
         where = f"/{first.path}" if first.path else ""
         raise FolderRefused(f"{folder}{where}: {first.message}") from None
-    except (VersionReused, VersionNotGreater) as refused:
+    except (
+        VersionReused,
+        VersionNotGreater,
+        VersionKept,
+        store_plugins.LocalNotApprovable,
+    ) as refused:
         raise FolderRefused(f"{folder}/plugin.json: {refused}") from None
     return code.manifest.id, code.digest
 

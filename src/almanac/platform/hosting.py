@@ -41,19 +41,40 @@ class VersionNotGreater(Exception):
     """New code whose version does not exceed every version kept (PLG-VERSION-NOT-GREATER)."""
 
 
+class VersionKept(Exception):
+    """The code of a kept version other than the current one (PLG-VERSION-KEPT): it comes back
+    only by the host's explicit roll back, never by registering it again."""
+
+
 def _version_key(version: str) -> tuple[int, ...]:
     return tuple(int(part) for part in version.split("."))
 
 
 def check_version_number(conn: Connection, plugin_id: str, version: str, digest: str) -> None:
     """ "Versioning" rule 3: the same version with different code is refused, and new code must
-    carry a version greater than every version of the plug-in kept so far. The same code again
-    is the same version and passes."""
+    carry a version greater than every version of the plug-in kept so far. The current
+    version's code again is the same version and passes; the code of another kept version is
+    refused (VersionKept), since making it current again would stop the version running now."""
     kept = conn.execute(
         select(versions.c.version, versions.c.digest).where(versions.c.plugin_id == plugin_id)
     ).all()
-    if not kept or any(known == digest for _, known in kept):
+    if not kept:
         return
+    same = next((number for number, known in kept if known == digest), None)
+    if same is not None:
+        current = conn.execute(
+            select(versions.c.version, versions.c.digest)
+            .join(plugins, plugins.c.current_version_id == versions.c.id)
+            .where(plugins.c.id == plugin_id)
+        ).first()
+        if current is None or current.digest == digest:
+            return
+        raise VersionKept(
+            f"this code is version {same} of {plugin_id!r}, kept already ({digest}); the "
+            f"current version is {current.version} ({current.digest}), and registering "
+            f"{same} again would stop it. To run {same} again, roll back to it at the host "
+            "with a reason; to change the code, give it a version greater than every kept one"
+        )
     if any(number == version for number, _ in kept):
         raise VersionReused(
             f"version {version} of {plugin_id!r} is kept with different code; "
@@ -106,9 +127,17 @@ def register_code(
 ) -> Registered:
     """Keep checked code as a version of its plug-in ("States and transitions": a new digest
     moves it to Pending; nothing runs until approved). Refused with CodeRefused when the update
-    rules of "Versioning" 4 refuse it, VersionReused or VersionNotGreater ("Versioning" 3),
-    IdTaken when another publisher has the id, UnknownOrganization for an unknown publisher."""
+    rules of "Versioning" 4 refuse it, VersionReused, VersionNotGreater or VersionKept
+    ("Versioning" 3), LocalNotApprovable for audience `local` (never approvable, so it would
+    only stop the version running now), IdTaken when another publisher has the id,
+    UnknownOrganization for an unknown publisher. A refusal changes nothing."""
     plugin_id = code.manifest.id
+    if code.manifest.audience == "local":
+        raise store.LocalNotApprovable(
+            f"version {code.manifest.version} of {plugin_id!r} has audience 'local': it runs on "
+            "its developer's machine only and the server never approves it, so it is not "
+            "registered; nothing changed"
+        )
     existing = conn.execute(
         select(plugins.c.publisher_organization_id).where(plugins.c.id == plugin_id)
     ).first()

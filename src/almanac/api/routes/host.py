@@ -6,6 +6,12 @@ recorded in the plug-in's history with the operator's e-mail and the request's m
 A pack is uploaded as the raw archive bytes (`Content-Type: application/zip`) in the body of
 `POST /host/plugins/pack`, not as a multipart form: a client sends the file as it is
 (`curl --data-binary @pack.zip`), and the archive read is exactly the bytes that were packed.
+A body of any other media type is refused (415 REQUEST-MEDIA-TYPE).
+
+Registering never brings back a kept version or stops the running one by surprise: the code
+of a kept version other than the current one is refused (PLG-VERSION-KEPT), and so is a
+version with audience `local` (PLG-LOCAL-NOT-APPROVED). Going back to an earlier approved
+version is the explicit `POST /host/plugins/{id}/rollback` (version and reason).
 """
 
 from __future__ import annotations
@@ -33,6 +39,7 @@ from almanac.api.schemas_host import (
     PurgeOut,
     RegisteredOut,
     RetentionIn,
+    RollbackIn,
     RunOut,
     TakedownIn,
     VersionOut,
@@ -40,7 +47,12 @@ from almanac.api.schemas_host import (
 from almanac.platform import hosting
 from almanac.platform.contract.pack import MAX_ARCHIVE_BYTES, CodeRefused, check_folder, check_pack
 from almanac.platform.contract.problems import Problem
-from almanac.platform.lifecycle import DigestChanged, TransitionRefused
+from almanac.platform.lifecycle import (
+    DigestChanged,
+    DigestNotCurrent,
+    NeverApproved,
+    TransitionRefused,
+)
 from almanac.platform.store import plugins as store
 from almanac.platform.store.engine import write_transaction
 from almanac.platform.store.held import NothingHeld, decide_held
@@ -56,6 +68,8 @@ is answered PLG-ZIP-TOO-LARGE rather than by the generic body limit."""
 _REFUSALS: tuple[tuple[type[Exception], int, str], ...] = (
     (store.UnknownPlugin, 404, "NOT-FOUND"),
     (DigestChanged, 409, "DIGEST-CHANGED"),
+    (DigestNotCurrent, 409, "DIGEST-NOT-CURRENT"),
+    (NeverApproved, 409, "ROLLBACK-NOT-APPROVED"),
     (store.LocalNotApprovable, 422, "PLG-LOCAL-NOT-APPROVED"),
     (TransitionRefused, 409, "STATE-CONFLICT"),
     (NothingHeld, 409, "NOTHING-HELD"),
@@ -66,6 +80,7 @@ _REFUSALS: tuple[tuple[type[Exception], int, str], ...] = (
     (hosting.IdTaken, 409, "PLG-ID-TAKEN"),
     (hosting.VersionReused, 409, "PLG-VERSION-REUSED"),
     (hosting.VersionNotGreater, 409, "PLG-VERSION-NOT-GREATER"),
+    (hosting.VersionKept, 409, "PLG-VERSION-KEPT"),
     (hosting.UnknownOrganization, 422, "REQUEST-INVALID"),
 )
 
@@ -160,7 +175,21 @@ def _page_after(ctx: Context, plugin_id: str) -> PluginOut:
         return _page(conn, plugin_id)
 
 
+PACK_MEDIA_TYPE = "application/zip"
+
+
 async def _archive(request: Request) -> bytes:
+    """The raw body, only when sent as `Content-Type: application/zip` (else 415): a form or
+    JSON body is not an archive, and refusing it says so rather than a ZIP problem."""
+    media_type = request.headers.get("content-type", "").split(";", 1)[0].strip().lower()
+    if media_type != PACK_MEDIA_TYPE:
+        sent = f"Content-Type {media_type}" if media_type else "no Content-Type"
+        raise ProblemError(
+            415,
+            "REQUEST-MEDIA-TYPE",
+            f"the pack is sent as the raw archive with Content-Type {PACK_MEDIA_TYPE}, "
+            f"not with {sent}",
+        )
     return await request.body()
 
 
@@ -294,8 +323,9 @@ def runs(plugin_id: str, operator: Operator, db: Db) -> list[RunOut]:
 def approve(
     plugin_id: str, body: DigestIn, operator: Operator, ctx: Context, now: Now
 ) -> PluginOut:
-    """Pending -> Approved for exactly the digest the page showed (else 409 DIGEST-CHANGED);
-    the run starts at once. A Removed plug-in is brought back by `restore`."""
+    """Pending -> Approved for exactly the digest the page showed (else 409 DIGEST-CHANGED, or
+    DIGEST-NOT-CURRENT for a digest never this plug-in's); the run starts at once. A Removed
+    plug-in is brought back by `restore`; an earlier approved version by `rollback`."""
     with _write(ctx) as conn:
         store.approve(
             conn, plugin_id, digest_shown=body.digest, by=operator.email, now=now, removed=False
@@ -313,6 +343,30 @@ def restore(
         store.approve(
             conn, plugin_id, digest_shown=body.digest, by=operator.email, now=now, removed=True
         )
+    return _page_after(ctx, plugin_id)
+
+
+@router.post("/plugins/{plugin_id}/rollback", response_model=PluginOut)
+def roll_back(
+    plugin_id: str, body: RollbackIn, operator: Operator, ctx: Context, now: Now
+) -> PluginOut:
+    """Roll back to a kept version a person approved before: it becomes the current and
+    approved version again without a new review and runs at once (a Paused plug-in stays
+    Paused); the move is kept with who, when and the reason. 404 for a version not kept,
+    409 ROLLBACK-NOT-APPROVED for one never approved, 409 STATE-CONFLICT for the current
+    version, a Removed or a taken-down plug-in."""
+    try:
+        with _write(ctx) as conn:
+            store.roll_back(
+                conn,
+                plugin_id,
+                version=body.version,
+                reason=body.reason,
+                by=operator.email,
+                now=now,
+            )
+    except ValueError as error:  # a reason of nothing but what Python strips as white space
+        raise ProblemError(422, "REQUEST-INVALID", f"reason: {error}") from None
     return _page_after(ctx, plugin_id)
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from datetime import UTC, date, datetime
 from typing import Any
 from zoneinfo import ZoneInfo
@@ -291,21 +291,56 @@ def check_fixture_context(fixture: Any, manifest: Manifest) -> list[Problem]:
     return out.problems
 
 
-def run_context_from_fixture(fixture: Mapping[str, Any], manifest: Manifest) -> dict[str, Any]:
-    """The run context `check` gives the fetcher for a valid `fixtures/context.json`.
+def series_state_of_records(
+    manifest: Manifest, records: Iterable[Mapping[str, Any]], today: date
+) -> dict[str, SeriesState]:
+    """Series context ("Run context", Series context) of the records stored before a run:
+    per declared series `count` = its records, `last` = the newest dated on or before today.
 
-    `now` and `today` come from the fixture; series it does not name have no stored records.
+    It is what `check` gives `fixtures/runs/<case>` from `fixtures/records.jsonl`, and what the
+    store's `series_state` reads from stored records. Records of undeclared series are left
+    out; a record of a declared series without a valid `date` is a ValueError.
+    """
+    states: dict[str, SeriesState] = {s.key: (None, 0) for s in manifest.series}
+    for number, record in enumerate(records, start=1):
+        key = record.get("series")
+        if key not in states:
+            continue
+        day = parse_date(record.get("date"))
+        if day is None:
+            raise ValueError(f"record {number}: date {record.get('date')!r} is not YYYY-MM-DD")
+        last, count = states[key]
+        if day <= today and (last is None or day > last):
+            last = day
+        states[key] = (last, count + 1)
+    return states
+
+
+def run_context_from_fixture(
+    fixture: Mapping[str, Any],
+    manifest: Manifest,
+    *,
+    series_state: Mapping[str, SeriesState] | None = None,
+    backfill: bool | None = None,
+) -> dict[str, Any]:
+    """The run context `check` gives the fetcher for a valid `fixtures/context.json` (or a
+    case's `context.json`): the Run context table built from the manifest.
+
+    `now` and `today` come from the fixture. `series_state` is the state of the records before
+    the run (for a case, those of `fixtures/records.jsonl`); a series the fixture names takes
+    the fixture's state instead, and any other has none stored. The fixture's `backfill` and
+    `backfillFrom`, when given, win over the built ones.
     """
     now = parse_instant(fixture["now"], utc_only=False)
     if now is None:
         raise ValueError("fixtures/context.json: now is not an ISO 8601 instant")
-    states: dict[str, SeriesState] = {}
+    states: dict[str, SeriesState] = dict(series_state or {})
     for key, state in (fixture.get("series") or {}).items():
         last = parse_date(state.get("last"))
         states[key] = (last, int(state.get("count", 0)))
-    ctx = build_run_context(
-        manifest, now=now, series_state=states, backfill=fixture.get("backfill")
-    )
+    if "backfill" in fixture:
+        backfill = fixture["backfill"]
+    ctx = build_run_context(manifest, now=now, series_state=states, backfill=backfill)
     if "backfillFrom" in fixture:
         ctx["backfillFrom"] = fixture["backfillFrom"]
     return ctx

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -37,6 +37,7 @@ RETAIN_ANSWERS = ("yes", "no", "unknown")
 ORIGINS = ("upload", "folder")
 RETRY_AFTER = timedelta(minutes=30)
 TAKEDOWN_MESSAGE_MAX = 280
+ROLLBACK_REASON_MAX = 500
 
 plugins = Plugin.__table__
 versions = PluginVersion.__table__
@@ -49,6 +50,10 @@ runs = Run.__table__
 
 class UnknownPlugin(LookupError):
     """No plug-in has this id."""
+
+
+class UnknownVersion(UnknownPlugin):
+    """The plug-in keeps no version with this number."""
 
 
 class LocalNotApprovable(TransitionRefused):
@@ -123,12 +128,21 @@ def _facts(conn: Connection, row: Mapping[str, Any], digest_shown: str | None = 
     ever_ran = conn.execute(
         select(func.count()).select_from(runs).where(runs.c.plugin_id == row["id"])
     ).scalar_one()
+    kept: frozenset[str] = frozenset()
+    if digest_shown is not None:
+        # Only an approval reads them: to tell a stale page from a digest never this plug-in's.
+        kept = frozenset(
+            conn.execute(select(versions.c.digest).where(versions.c.plugin_id == row["id"]))
+            .scalars()
+            .all()
+        )
     return Facts(
         current_digest=_digest_of(conn, row["current_version_id"]),
         digest_shown=digest_shown,
         approved_digest=_digest_of(conn, row["approved_version_id"]),
         ever_approved=bool(row["ever_approved"]),
         ever_ran=ever_ran > 0,
+        kept_digests=kept,
     )
 
 
@@ -327,6 +341,87 @@ def approve(
     _, request_id = _apply(conn, row, Trigger.APPROVE, by, now, digest_shown)
     assert request_id is not None
     return request_id
+
+
+def approved_before(conn: Connection, plugin_id: str, version_id: int) -> bool:
+    """Whether a person approved this version of the plug-in at some time (an `approve` move
+    names it in the plug-in's history)."""
+    query = select(moves.c.id).where(
+        moves.c.plugin_id == plugin_id,
+        moves.c.action == str(Trigger.APPROVE),
+        moves.c.version_id == version_id,
+    )
+    return conn.execute(query.limit(1)).first() is not None
+
+
+def roll_back(
+    conn: Connection, plugin_id: str, *, version: str, reason: str, by: str, now: datetime
+) -> int | None:
+    """The host's roll back to version `version` (lifecycle: Trigger.ROLL_BACK): a kept version
+    a person approved before becomes the current and approved version again, without a new
+    review; the move is recorded with who, when, the reason and both versions. Refused with
+    UnknownVersion, NeverApproved, TransitionRefused (Removed, taken down, the current version)
+    or ValueError (no reason). Returns the id of the run that starts at once (None when
+    Paused)."""
+    reason = reason.strip()
+    if not reason or len(reason) > ROLLBACK_REASON_MAX:
+        raise ValueError(f"a roll back needs a reason of 1 to {ROLLBACK_REASON_MAX} characters")
+    row = lock_plugin(conn, plugin_id)
+    target = (
+        conn.execute(
+            select(versions.c.id, versions.c.digest).where(
+                versions.c.plugin_id == plugin_id, versions.c.version == version
+            )
+        )
+        .mappings()
+        .first()
+    )
+    if target is None:
+        raise UnknownVersion(f"plug-in {plugin_id!r} keeps no version {version}")
+    if row["taken_down"]:
+        # A takedown is lifted only for the digest taken down; changing it here would strand it.
+        raise TransitionRefused(f"plug-in {plugin_id} is taken down; lift the takedown first")
+    before = State(row["state"])
+    facts = replace(
+        _facts(conn, row),
+        target_version=version,
+        target_digest=target["digest"],
+        target_approved_before=approved_before(conn, plugin_id, target["id"]),
+    )
+    move = next_state(before, Trigger.ROLL_BACK, facts)
+    conn.execute(
+        update(plugins)
+        .where(plugins.c.id == plugin_id)
+        .values(
+            state=str(move.state),
+            current_version_id=target["id"],
+            approved_version_id=target["id"],
+            ever_approved=True,
+        )
+    )
+    current = conn.execute(
+        select(versions.c.version).where(versions.c.id == row["current_version_id"])
+    ).scalar()
+    _log(
+        conn,
+        plugin_id,
+        str(Trigger.ROLL_BACK),
+        by,
+        now,
+        from_state=str(before),
+        to_state=str(move.state),
+        version_id=target["id"],
+        detail={
+            "reason": reason,
+            "from_version": current,
+            "from_digest": facts.current_digest,
+            "to_version": version,
+            "digest": target["digest"],
+        },
+    )
+    if move.starts is None:
+        return None
+    return request_run(conn, plugin_id, target["id"], move.starts, by, now)
 
 
 def pause(conn: Connection, plugin_id: str, *, by: str, now: datetime) -> None:
