@@ -23,6 +23,7 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Request, status
 from sqlalchemy import Connection
+from sqlalchemy.orm import Session
 
 from almanac.api.deps import Context, Db, Now, Operator
 from almanac.api.problems import ProblemError
@@ -54,7 +55,6 @@ from almanac.platform.lifecycle import (
     TransitionRefused,
 )
 from almanac.platform.store import plugins as store
-from almanac.platform.store.engine import write_transaction
 from almanac.platform.store.held import NothingHeld, decide_held
 from almanac.platform.store.reading import held_details, last_runs
 from almanac.platform.store.retention import PurgeNotConfirmed, PurgeNotOffered, purge
@@ -102,9 +102,12 @@ def _refusals() -> Iterator[None]:
 
 
 @contextmanager
-def _write(ctx: Context) -> Iterator[Connection]:
-    with _refusals(), write_transaction(ctx.engine) as conn:
-        yield conn
+def _write(db: Session) -> Iterator[Connection]:
+    """The request's own transaction, committed when the block ends. It began with the store's
+    write lock (see `deps.get_db`): a second transaction here would wait for this one."""
+    with _refusals():
+        yield db.connection()
+        db.commit()
 
 
 def _findings(problems: list[Problem], base_url: str) -> list[FindingOut]:
@@ -170,9 +173,9 @@ def _page(conn: Connection, plugin_id: str) -> PluginOut:
     )
 
 
-def _page_after(ctx: Context, plugin_id: str) -> PluginOut:
-    with _refusals(), ctx.engine.connect() as conn:
-        return _page(conn, plugin_id)
+def _page_after(db: Session, plugin_id: str) -> PluginOut:
+    with _refusals():
+        return _page(db.connection(), plugin_id)
 
 
 PACK_MEDIA_TYPE = "application/zip"
@@ -218,6 +221,7 @@ def _registered_out(ctx: Context, done: hosting.Registered) -> RegisteredOut:
 def register_pack(
     operator: Operator,
     ctx: Context,
+    db: Db,
     now: Now,
     archive: Annotated[bytes, Depends(_archive)],
     publisher_organization_id: RowIdQuery = None,
@@ -228,7 +232,7 @@ def register_pack(
     The plug-in moves to Pending; the same files again change nothing."""
     with _refusals():
         code = check_pack(archive)
-    with _write(ctx) as conn:
+    with _write(db) as conn:
         done = hosting.register_code(
             conn,
             code,
@@ -241,7 +245,9 @@ def register_pack(
 
 
 @router.post("/plugins/folder", status_code=status.HTTP_201_CREATED, response_model=RegisteredOut)
-def register_folder(body: FolderIn, operator: Operator, ctx: Context, now: Now) -> RegisteredOut:
+def register_folder(
+    body: FolderIn, operator: Operator, ctx: Context, db: Db, now: Now
+) -> RegisteredOut:
     """Register a plug-in version from a folder on the server (the service's own plug-ins),
     checked as a pack of it would be."""
     folder = Path(body.path)
@@ -251,7 +257,7 @@ def register_folder(body: FolderIn, operator: Operator, ctx: Context, now: Now) 
         )
     with _refusals():
         code = check_folder(folder)
-    with _write(ctx) as conn:
+    with _write(db) as conn:
         done = hosting.register_code(
             conn,
             code,
@@ -320,43 +326,37 @@ def runs(plugin_id: str, operator: Operator, db: Db) -> list[RunOut]:
 
 
 @router.post("/plugins/{plugin_id}/approve", response_model=PluginOut)
-def approve(
-    plugin_id: str, body: DigestIn, operator: Operator, ctx: Context, now: Now
-) -> PluginOut:
+def approve(plugin_id: str, body: DigestIn, operator: Operator, db: Db, now: Now) -> PluginOut:
     """Pending -> Approved for exactly the digest the page showed (else 409 DIGEST-CHANGED, or
     DIGEST-NOT-CURRENT for a digest never this plug-in's); the run starts at once. A Removed
     plug-in is brought back by `restore`; an earlier approved version by `rollback`."""
-    with _write(ctx) as conn:
+    with _write(db) as conn:
         store.approve(
             conn, plugin_id, digest_shown=body.digest, by=operator.email, now=now, removed=False
         )
-    return _page_after(ctx, plugin_id)
+    return _page_after(db, plugin_id)
 
 
 @router.post("/plugins/{plugin_id}/restore", response_model=PluginOut)
-def restore(
-    plugin_id: str, body: DigestIn, operator: Operator, ctx: Context, now: Now
-) -> PluginOut:
+def restore(plugin_id: str, body: DigestIn, operator: Operator, db: Db, now: Now) -> PluginOut:
     """Removed -> Approved (a person approves it again; its kept records are used again), for
     exactly the digest the page showed."""
-    with _write(ctx) as conn:
+    with _write(db) as conn:
         store.approve(
             conn, plugin_id, digest_shown=body.digest, by=operator.email, now=now, removed=True
         )
-    return _page_after(ctx, plugin_id)
+    return _page_after(db, plugin_id)
 
 
 @router.post("/plugins/{plugin_id}/rollback", response_model=PluginOut)
-def roll_back(
-    plugin_id: str, body: RollbackIn, operator: Operator, ctx: Context, now: Now
-) -> PluginOut:
+def roll_back(plugin_id: str, body: RollbackIn, operator: Operator, db: Db, now: Now) -> PluginOut:
     """Roll back to a kept version a person approved before: it becomes the current and
     approved version again without a new review and runs at once (a Paused plug-in stays
     Paused); the move is kept with who, when and the reason. 404 for a version not kept,
     409 ROLLBACK-NOT-APPROVED for one never approved, 409 STATE-CONFLICT for the current
     version, a Removed or a taken-down plug-in."""
     try:
-        with _write(ctx) as conn:
+        with _write(db) as conn:
             store.roll_back(
                 conn,
                 plugin_id,
@@ -367,40 +367,40 @@ def roll_back(
             )
     except ValueError as error:  # a reason of nothing but what Python strips as white space
         raise ProblemError(422, "REQUEST-INVALID", f"reason: {error}") from None
-    return _page_after(ctx, plugin_id)
+    return _page_after(db, plugin_id)
 
 
 @router.post("/plugins/{plugin_id}/pause", response_model=PluginOut)
-def pause(plugin_id: str, operator: Operator, ctx: Context, now: Now) -> PluginOut:
+def pause(plugin_id: str, operator: Operator, db: Db, now: Now) -> PluginOut:
     """Approved or Failing -> Paused (from Pending only when an earlier version was approved)."""
-    with _write(ctx) as conn:
+    with _write(db) as conn:
         store.pause(conn, plugin_id, by=operator.email, now=now)
-    return _page_after(ctx, plugin_id)
+    return _page_after(db, plugin_id)
 
 
 @router.post("/plugins/{plugin_id}/resume", response_model=PluginOut)
-def resume(plugin_id: str, operator: Operator, ctx: Context, now: Now) -> PluginOut:
+def resume(plugin_id: str, operator: Operator, db: Db, now: Now) -> PluginOut:
     """Paused -> Approved when the files are unchanged (a run starts at once), else Pending."""
-    with _write(ctx) as conn:
+    with _write(db) as conn:
         store.resume(conn, plugin_id, by=operator.email, now=now)
-    return _page_after(ctx, plugin_id)
+    return _page_after(db, plugin_id)
 
 
 @router.post("/plugins/{plugin_id}/remove", response_model=PluginOut)
-def remove(plugin_id: str, operator: Operator, ctx: Context, now: Now) -> PluginOut:
+def remove(plugin_id: str, operator: Operator, db: Db, now: Now) -> PluginOut:
     """Any state but Removed -> Removed: the plug-in leaves the app; its records are kept."""
-    with _write(ctx) as conn:
+    with _write(db) as conn:
         store.remove(conn, plugin_id, by=operator.email, now=now)
-    return _page_after(ctx, plugin_id)
+    return _page_after(db, plugin_id)
 
 
 @router.post("/plugins/{plugin_id}/held", response_model=HeldDecisionOut)
 def decide(
-    plugin_id: str, body: HeldDecisionIn, operator: Operator, ctx: Context, now: Now
+    plugin_id: str, body: HeldDecisionIn, operator: Operator, db: Db, now: Now
 ) -> HeldDecisionOut:
     """Held: Accept removals (the held records still missing are withdrawn) or Keep them (their
     misses start over); 409 NOTHING-HELD when nothing waits."""
-    with _write(ctx) as conn:
+    with _write(db) as conn:
         withdrawn = decide_held(
             conn,
             plugin_id,
@@ -408,36 +408,34 @@ def decide(
             by=operator.email,
             now=now,
         )
-    return HeldDecisionOut(withdrawn=withdrawn, plugin=_page_after(ctx, plugin_id))
+    return HeldDecisionOut(withdrawn=withdrawn, plugin=_page_after(db, plugin_id))
 
 
 @router.post("/plugins/{plugin_id}/retention", response_model=PluginOut)
 def record_retention(
-    plugin_id: str, body: RetentionIn, operator: Operator, ctx: Context, now: Now
+    plugin_id: str, body: RetentionIn, operator: Operator, db: Db, now: Now
 ) -> PluginOut:
     """Record the retain answer after reading the terms shown on the plug-in page
     (`terms_read` must be true); from now on it is the answer the service acts on."""
-    with _write(ctx) as conn:
+    with _write(db) as conn:
         store.record_retain_answer(conn, plugin_id, body.answer, by=operator.email, now=now)
-    return _page_after(ctx, plugin_id)
+    return _page_after(db, plugin_id)
 
 
 @router.get("/plugins/{plugin_id}/purge", response_model=PurgeOut)
-def purge_dry_run(plugin_id: str, operator: Operator, ctx: Context, now: Now) -> PurgeOut:
+def purge_dry_run(plugin_id: str, operator: Operator, db: Db, now: Now) -> PurgeOut:
     """The purge's dry run: how many records and revisions it would remove; removes nothing.
     Offered only while the retain answer is `no` (else 409 PURGE-NOT-OFFERED)."""
-    with _write(ctx) as conn:
+    with _write(db) as conn:
         count = purge(conn, plugin_id, typed_id=None, dry_run=True, by=operator.email, now=now)
     return PurgeOut(records=count.records, revisions=count.revisions, removed=count.removed)
 
 
 @router.post("/plugins/{plugin_id}/purge", response_model=PurgeOut)
-def purge_records(
-    plugin_id: str, body: PurgeIn, operator: Operator, ctx: Context, now: Now
-) -> PurgeOut:
+def purge_records(plugin_id: str, body: PurgeIn, operator: Operator, db: Db, now: Now) -> PurgeOut:
     """Remove every record and revision of the plug-in in one transaction, irreversibly; run
     history stays. `typed_id` must be the plug-in id (else 422 PLG-PURGE-CONFIRM)."""
-    with _write(ctx) as conn:
+    with _write(db) as conn:
         count = purge(
             conn, plugin_id, typed_id=body.typed_id, dry_run=False, by=operator.email, now=now
         )
@@ -445,12 +443,10 @@ def purge_records(
 
 
 @router.post("/plugins/{plugin_id}/takedown", response_model=PluginOut)
-def take_down(
-    plugin_id: str, body: TakedownIn, operator: Operator, ctx: Context, now: Now
-) -> PluginOut:
+def take_down(plugin_id: str, body: TakedownIn, operator: Operator, db: Db, now: Now) -> PluginOut:
     """Take down with a reason, a private note and a public message of at most 280 characters:
     runs stop, a write in progress is refused, records are hidden, not deleted."""
-    with _write(ctx) as conn:
+    with _write(db) as conn:
         store.set_taken_down(
             conn,
             plugin_id,
@@ -461,31 +457,31 @@ def take_down(
             by=operator.email,
             now=now,
         )
-    return _page_after(ctx, plugin_id)
+    return _page_after(db, plugin_id)
 
 
 @router.post("/plugins/{plugin_id}/takedown/restore", response_model=PluginOut)
 def restore_taken_down(
-    plugin_id: str, body: DigestIn, operator: Operator, ctx: Context, now: Now
+    plugin_id: str, body: DigestIn, operator: Operator, db: Db, now: Now
 ) -> PluginOut:
     """Lift a takedown, only for the digest taken down (else 409 TAKEDOWN-DIGEST)."""
-    with _write(ctx) as conn:
+    with _write(db) as conn:
         store.set_taken_down(conn, plugin_id, False, digest=body.digest, by=operator.email, now=now)
-    return _page_after(ctx, plugin_id)
+    return _page_after(db, plugin_id)
 
 
 @router.post("/plugins/{plugin_id}/take-off-shelf", response_model=PluginOut)
-def take_off_shelf(plugin_id: str, operator: Operator, ctx: Context, now: Now) -> PluginOut:
+def take_off_shelf(plugin_id: str, operator: Operator, db: Db, now: Now) -> PluginOut:
     """Take off the shelf: like Unpublish, but only the service lists it again; repeated, it
     does nothing the second time."""
-    with _write(ctx) as conn:
+    with _write(db) as conn:
         store.set_shelved(conn, plugin_id, True, by=operator.email, now=now)
-    return _page_after(ctx, plugin_id)
+    return _page_after(db, plugin_id)
 
 
 @router.post("/plugins/{plugin_id}/put-on-shelf", response_model=PluginOut)
-def put_on_shelf(plugin_id: str, operator: Operator, ctx: Context, now: Now) -> PluginOut:
+def put_on_shelf(plugin_id: str, operator: Operator, db: Db, now: Now) -> PluginOut:
     """Put a plug-in the service took off the shelf back in the store."""
-    with _write(ctx) as conn:
+    with _write(db) as conn:
         store.set_shelved(conn, plugin_id, False, by=operator.email, now=now)
-    return _page_after(ctx, plugin_id)
+    return _page_after(db, plugin_id)
