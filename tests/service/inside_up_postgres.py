@@ -136,9 +136,9 @@ def test_a_plugin_approved_over_http_runs_on_postgresql(
 
     with almanac_up(tmp_path / "home", database_url) as up:
         deadline = time.monotonic() + START_SECONDS
-        health = wait_for(f"{up.api}/health", deadline, up.process)
+        health = wait_for(f"{up.api}/health", deadline, up)
         assert health.json() == {"status": "ok", "database": "ok"}
-        wait_for(f"{up.ui}/server_info", deadline, up.process)
+        wait_for(f"{up.ui}/server_info", deadline, up)
         operator = _operator(up.api, database_url)
 
         # The examples are registered and approved at first start on PostgreSQL too.

@@ -129,13 +129,19 @@ def run_module_in_namespace(
     )
 
 
+def loopback_up() -> None:
+    """Inside the namespace: its loopback device up (a new network namespace starts with it
+    down, and the service's parts talk to each other over it)."""
+    assert os.environ.get(INSIDE) == "1", "only inside run_module_in_namespace's namespace"
+    subprocess.run(["ip", "link", "set", "lo", "up"], check=True)
+
+
 def enter_public_stand_in(hosts: list[str], ca_pem: bytes, work: Path) -> None:
     """Inside the namespace: loopback up with the stand-in address, `hosts` resolving to it,
     and the test CA trusted beside certifi's roots (for this namespace only)."""
     import certifi
 
-    assert os.environ.get(INSIDE) == "1", "only inside run_module_in_namespace's namespace"
-    subprocess.run(["ip", "link", "set", "lo", "up"], check=True)
+    loopback_up()
     subprocess.run(["ip", "addr", "add", f"{PUBLIC}/32", "dev", "lo"], check=True)
     hosts_file = work / "hosts"
     hosts_file.write_text(

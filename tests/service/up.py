@@ -113,9 +113,12 @@ def almanac_up(home: Path, database_url: str | None = None) -> Iterator[Service]
         process.wait()
 
 
-def wait_for(url: str, deadline: float, process: subprocess.Popen[str]) -> httpx.Response:
+def wait_for(url: str, deadline: float, service: Service) -> httpx.Response:
+    """The first 200 answer of `url`; fails with the service's output when none comes."""
     while time.monotonic() < deadline:
-        assert process.poll() is None, "almanac up stopped before answering"
+        assert service.process.poll() is None, (
+            "almanac up stopped before answering:\n" + (service.log.read_text()[-5000:])
+        )
         try:
             response = httpx.get(url, timeout=2)
             if response.status_code == 200:
@@ -123,7 +126,9 @@ def wait_for(url: str, deadline: float, process: subprocess.Popen[str]) -> httpx
         except httpx.HTTPError:
             pass
         time.sleep(0.5)
-    pytest.fail(f"{url} did not answer within {START_SECONDS} s")
+    pytest.fail(
+        f"{url} did not answer within {START_SECONDS} s:\n{service.log.read_text()[-5000:]}"
+    )
 
 
 def asset_keys(ui: str) -> set[str]:
