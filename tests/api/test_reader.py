@@ -371,7 +371,8 @@ def test_every_shared_rendering_case_is_served_exactly(rapi, path: Path) -> None
     assert entry["plugin"] == plugin.id and entry["status"] == case["status"]
     assert entry["notice"] is None
     assert list(SCHEMA.iter_errors(entry["days"])) == []
-    expected = json.loads(json.dumps(case["expect"]).replace('"dop-rates"', f'"{plugin.id}"'))
+    case_id = case["manifest"]["id"]
+    expected = json.loads(json.dumps(case["expect"]).replace(f'"{case_id}"', f'"{plugin.id}"'))
     assert entry["days"] == expected
 
 

@@ -8,7 +8,7 @@ from fastapi import APIRouter, Query, Request, Response, status
 
 from almanac.api.context import ApiContext
 from almanac.api.deps import SESSION_COOKIE, Context, CurrentAccount, Db, Now, WriteDb
-from almanac.api.schemas import AccountOut, OrganizationRef, SignInIn, SignUpIn, VerifiedOut
+from almanac.api.schemas.auth import AccountOut, OrganizationRef, SignInIn, SignUpIn, VerifiedOut
 from almanac.platform import accounts
 from almanac.platform.accounts import Account
 from almanac.platform.mail import MailError, MailMessage

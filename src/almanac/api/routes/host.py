@@ -28,13 +28,13 @@ from sqlalchemy.orm import Session
 from almanac.api.deps import Context, Db, Now, Operator
 from almanac.api.problems import ProblemError
 from almanac.api.schemas import RowIdQuery, VersionIdPath
-from almanac.api.schemas_host import (
+from almanac.api.schemas.host import (
     DigestIn,
     FindingOut,
     FolderIn,
     HeldDecisionIn,
     HeldDecisionOut,
-    PluginOut,
+    HostPluginOut,
     PluginSummaryOut,
     PurgeIn,
     PurgeOut,
@@ -129,7 +129,7 @@ def _summary(s: store.PluginStatus) -> dict[str, Any]:
     }
 
 
-def _page(conn: Connection, plugin_id: str) -> PluginOut:
+def _page(conn: Connection, plugin_id: str) -> HostPluginOut:
     s = store.plugin_status(conn, plugin_id)
     manifest: dict[str, Any] = {}
     if s.current_version_id is not None:
@@ -143,7 +143,7 @@ def _page(conn: Connection, plugin_id: str) -> PluginOut:
             "message": s.takedown_message,
             "digest": s.takedown_digest,
         }
-    return PluginOut(
+    return HostPluginOut(
         **_summary(s),
         name=manifest.get("name", {}),
         audience=manifest.get("audience"),
@@ -173,7 +173,7 @@ def _page(conn: Connection, plugin_id: str) -> PluginOut:
     )
 
 
-def _page_after(db: Session, plugin_id: str) -> PluginOut:
+def _page_after(db: Session, plugin_id: str) -> HostPluginOut:
     with _refusals():
         return _page(db.connection(), plugin_id)
 
@@ -275,8 +275,8 @@ def list_plugins(operator: Operator, db: Db) -> list[PluginSummaryOut]:
     return [PluginSummaryOut(**_summary(s)) for s in store.all_plugins(db.connection())]
 
 
-@router.get("/plugins/{plugin_id}", response_model=PluginOut)
-def show_plugin(plugin_id: str, operator: Operator, db: Db) -> PluginOut:
+@router.get("/plugins/{plugin_id}", response_model=HostPluginOut)
+def show_plugin(plugin_id: str, operator: Operator, db: Db) -> HostPluginOut:
     """The plug-in page: state, flags, retain answer with the licence terms, versions, the last
     five runs with their reasons, held details and every move with who and when."""
     with _refusals():
@@ -325,8 +325,8 @@ def runs(plugin_id: str, operator: Operator, db: Db) -> list[RunOut]:
     return [RunOut(**row) for row in last_runs(conn, plugin_id)]
 
 
-@router.post("/plugins/{plugin_id}/approve", response_model=PluginOut)
-def approve(plugin_id: str, body: DigestIn, operator: Operator, db: Db, now: Now) -> PluginOut:
+@router.post("/plugins/{plugin_id}/approve", response_model=HostPluginOut)
+def approve(plugin_id: str, body: DigestIn, operator: Operator, db: Db, now: Now) -> HostPluginOut:
     """Pending -> Approved for exactly the digest the page showed (else 409 DIGEST-CHANGED, or
     DIGEST-NOT-CURRENT for a digest never this plug-in's); the run starts at once. A Removed
     plug-in is brought back by `restore`; an earlier approved version by `rollback`."""
@@ -337,8 +337,8 @@ def approve(plugin_id: str, body: DigestIn, operator: Operator, db: Db, now: Now
     return _page_after(db, plugin_id)
 
 
-@router.post("/plugins/{plugin_id}/restore", response_model=PluginOut)
-def restore(plugin_id: str, body: DigestIn, operator: Operator, db: Db, now: Now) -> PluginOut:
+@router.post("/plugins/{plugin_id}/restore", response_model=HostPluginOut)
+def restore(plugin_id: str, body: DigestIn, operator: Operator, db: Db, now: Now) -> HostPluginOut:
     """Removed -> Approved (a person approves it again; its kept records are used again), for
     exactly the digest the page showed."""
     with _write(db) as conn:
@@ -348,8 +348,10 @@ def restore(plugin_id: str, body: DigestIn, operator: Operator, db: Db, now: Now
     return _page_after(db, plugin_id)
 
 
-@router.post("/plugins/{plugin_id}/rollback", response_model=PluginOut)
-def roll_back(plugin_id: str, body: RollbackIn, operator: Operator, db: Db, now: Now) -> PluginOut:
+@router.post("/plugins/{plugin_id}/rollback", response_model=HostPluginOut)
+def roll_back(
+    plugin_id: str, body: RollbackIn, operator: Operator, db: Db, now: Now
+) -> HostPluginOut:
     """Roll back to a kept version a person approved before: it becomes the current and
     approved version again without a new review and runs at once (a Paused plug-in stays
     Paused); the move is kept with who, when and the reason. 404 for a version not kept,
@@ -370,24 +372,24 @@ def roll_back(plugin_id: str, body: RollbackIn, operator: Operator, db: Db, now:
     return _page_after(db, plugin_id)
 
 
-@router.post("/plugins/{plugin_id}/pause", response_model=PluginOut)
-def pause(plugin_id: str, operator: Operator, db: Db, now: Now) -> PluginOut:
+@router.post("/plugins/{plugin_id}/pause", response_model=HostPluginOut)
+def pause(plugin_id: str, operator: Operator, db: Db, now: Now) -> HostPluginOut:
     """Approved or Failing -> Paused (from Pending only when an earlier version was approved)."""
     with _write(db) as conn:
         store.pause(conn, plugin_id, by=operator.email, now=now)
     return _page_after(db, plugin_id)
 
 
-@router.post("/plugins/{plugin_id}/resume", response_model=PluginOut)
-def resume(plugin_id: str, operator: Operator, db: Db, now: Now) -> PluginOut:
+@router.post("/plugins/{plugin_id}/resume", response_model=HostPluginOut)
+def resume(plugin_id: str, operator: Operator, db: Db, now: Now) -> HostPluginOut:
     """Paused -> Approved when the files are unchanged (a run starts at once), else Pending."""
     with _write(db) as conn:
         store.resume(conn, plugin_id, by=operator.email, now=now)
     return _page_after(db, plugin_id)
 
 
-@router.post("/plugins/{plugin_id}/remove", response_model=PluginOut)
-def remove(plugin_id: str, operator: Operator, db: Db, now: Now) -> PluginOut:
+@router.post("/plugins/{plugin_id}/remove", response_model=HostPluginOut)
+def remove(plugin_id: str, operator: Operator, db: Db, now: Now) -> HostPluginOut:
     """Any state but Removed -> Removed: the plug-in leaves the app; its records are kept."""
     with _write(db) as conn:
         store.remove(conn, plugin_id, by=operator.email, now=now)
@@ -411,10 +413,10 @@ def decide(
     return HeldDecisionOut(withdrawn=withdrawn, plugin=_page_after(db, plugin_id))
 
 
-@router.post("/plugins/{plugin_id}/retention", response_model=PluginOut)
+@router.post("/plugins/{plugin_id}/retention", response_model=HostPluginOut)
 def record_retention(
     plugin_id: str, body: RetentionIn, operator: Operator, db: Db, now: Now
-) -> PluginOut:
+) -> HostPluginOut:
     """Record the retain answer after reading the terms shown on the plug-in page
     (`terms_read` must be true); from now on it is the answer the service acts on."""
     with _write(db) as conn:
@@ -442,8 +444,10 @@ def purge_records(plugin_id: str, body: PurgeIn, operator: Operator, db: Db, now
     return PurgeOut(records=count.records, revisions=count.revisions, removed=count.removed)
 
 
-@router.post("/plugins/{plugin_id}/takedown", response_model=PluginOut)
-def take_down(plugin_id: str, body: TakedownIn, operator: Operator, db: Db, now: Now) -> PluginOut:
+@router.post("/plugins/{plugin_id}/takedown", response_model=HostPluginOut)
+def take_down(
+    plugin_id: str, body: TakedownIn, operator: Operator, db: Db, now: Now
+) -> HostPluginOut:
     """Take down with a reason, a private note and a public message of at most 280 characters:
     runs stop, a write in progress is refused, records are hidden, not deleted."""
     with _write(db) as conn:
@@ -460,18 +464,18 @@ def take_down(plugin_id: str, body: TakedownIn, operator: Operator, db: Db, now:
     return _page_after(db, plugin_id)
 
 
-@router.post("/plugins/{plugin_id}/takedown/restore", response_model=PluginOut)
+@router.post("/plugins/{plugin_id}/takedown/restore", response_model=HostPluginOut)
 def restore_taken_down(
     plugin_id: str, body: DigestIn, operator: Operator, db: Db, now: Now
-) -> PluginOut:
+) -> HostPluginOut:
     """Lift a takedown, only for the digest taken down (else 409 TAKEDOWN-DIGEST)."""
     with _write(db) as conn:
         store.set_taken_down(conn, plugin_id, False, digest=body.digest, by=operator.email, now=now)
     return _page_after(db, plugin_id)
 
 
-@router.post("/plugins/{plugin_id}/take-off-shelf", response_model=PluginOut)
-def take_off_shelf(plugin_id: str, operator: Operator, db: Db, now: Now) -> PluginOut:
+@router.post("/plugins/{plugin_id}/take-off-shelf", response_model=HostPluginOut)
+def take_off_shelf(plugin_id: str, operator: Operator, db: Db, now: Now) -> HostPluginOut:
     """Take off the shelf: like Unpublish, but only the service lists it again; repeated, it
     does nothing the second time."""
     with _write(db) as conn:
@@ -479,8 +483,8 @@ def take_off_shelf(plugin_id: str, operator: Operator, db: Db, now: Now) -> Plug
     return _page_after(db, plugin_id)
 
 
-@router.post("/plugins/{plugin_id}/put-on-shelf", response_model=PluginOut)
-def put_on_shelf(plugin_id: str, operator: Operator, db: Db, now: Now) -> PluginOut:
+@router.post("/plugins/{plugin_id}/put-on-shelf", response_model=HostPluginOut)
+def put_on_shelf(plugin_id: str, operator: Operator, db: Db, now: Now) -> HostPluginOut:
     """Put a plug-in the service took off the shelf back in the store."""
     with _write(db) as conn:
         store.set_shelved(conn, plugin_id, False, by=operator.email, now=now)

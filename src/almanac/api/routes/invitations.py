@@ -5,7 +5,7 @@ from __future__ import annotations
 from fastapi import APIRouter, Request, status
 
 from almanac.api.deps import Db, Now
-from almanac.api.schemas import InvitationIn, InvitationOut
+from almanac.api.schemas.invitations import InvitationIn, InvitationOut
 from almanac.platform import accounts
 
 router = APIRouter(prefix="/developers", tags=["invitations"])

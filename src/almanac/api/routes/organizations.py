@@ -5,13 +5,13 @@ from __future__ import annotations
 from fastapi import APIRouter, Response, status
 
 from almanac.api.deps import CurrentAccount, Db, Now
-from almanac.api.schemas import (
+from almanac.api.schemas import RowIdPath
+from almanac.api.schemas.organizations import (
     MemberIn,
     MemberOut,
     OrganizationIn,
     OrganizationOut,
     RoleIn,
-    RowIdPath,
 )
 from almanac.platform import accounts
 from almanac.platform.accounts import Membership, Organization

@@ -10,10 +10,18 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Query, status
 from fastapi.responses import JSONResponse
-from pydantic import BaseModel, Field
 
 from almanac.api.deps import CurrentAccount, Db, Now
 from almanac.api.schemas import RowIdPath
+from almanac.api.schemas.reader import (
+    OrganizationDefaultIn,
+    OrganizationDefaultOut,
+    PreferencesIn,
+    PreferencesOut,
+    ReaderPluginOut,
+    ReportIn,
+    ReportOut,
+)
 from almanac.platform import audience
 from almanac.platform.accounts import InvalidInput
 from almanac.platform.audience import ReadablePlugin, Shown
@@ -29,60 +37,9 @@ Language = Annotated[
 ]
 
 
-class PluginOut(BaseModel):
-    id: str
-    name: str
-    audience: str
-    status: str = Field(description="running, failing, paused or pending (rule 9).")
-    taken_down: bool
-    notice: str | None = Field(description="The public message of a taken-down plug-in.")
-    shown: bool = Field(description="Whether its section is drawn on the reader's days.")
-    choice: bool | None = Field(description="The reader's own plugins.<id>.shown.")
-    organization_default: bool | None
-
-
-class PreferencesIn(BaseModel):
-    preferences: dict[str, bool | None] = Field(
-        description="plugins.<id>.shown to true or false; null clears the choice."
-    )
-
-
-class PreferencesOut(BaseModel):
-    preferences: dict[str, bool | None] = Field(
-        description="The reader's own choice for every plug-in they may read; null = none."
-    )
-    organization_defaults: dict[str, bool]
-    shown: list[str] = Field(description="The plug-ins drawn on the reader's days.")
-
-
-class OrganizationDefaultIn(BaseModel):
-    shown: bool | None
-
-
-class OrganizationDefaultOut(BaseModel):
-    organization_id: int
-    plugin: str
-    shown: bool | None
-
-
-class ReportIn(BaseModel):
-    category: str = Field(max_length=32)
-    note: str = Field(default="", max_length=2000)
-    day: date | None = None
-
-
-class ReportOut(BaseModel):
-    id: int
-    plugin: str
-    category: str
-    note: str
-    day: date | None
-    created_at: datetime
-
-
-def _plugin(plugin: ReadablePlugin, shown: Shown, language: str) -> PluginOut:
+def _plugin(plugin: ReadablePlugin, shown: Shown, language: str) -> ReaderPluginOut:
     name = pick_name(plugin.manifest_doc.get("name"), language)
-    return PluginOut(
+    return ReaderPluginOut(
         id=plugin.id,
         name=plugin.id if name is None else name,
         audience=plugin.audience,
@@ -95,8 +52,8 @@ def _plugin(plugin: ReadablePlugin, shown: Shown, language: str) -> PluginOut:
     )
 
 
-@router.get("/plugins", response_model=list[PluginOut])
-def plugins(account: CurrentAccount, db: Db, language: Language = "en") -> list[PluginOut]:
+@router.get("/plugins", response_model=list[ReaderPluginOut])
+def plugins(account: CurrentAccount, db: Db, language: Language = "en") -> list[ReaderPluginOut]:
     """Every plug-in the reader may read, by id, with its `shown` preference."""
     audience.check_language(language)
     readable = audience.visible_plugins(db, account)
@@ -104,8 +61,10 @@ def plugins(account: CurrentAccount, db: Db, language: Language = "en") -> list[
     return [_plugin(p, shown[p.id], language) for p in readable]
 
 
-@router.get("/plugins/{plugin_id}", response_model=PluginOut)
-def plugin(plugin_id: str, account: CurrentAccount, db: Db, language: Language = "en") -> PluginOut:
+@router.get("/plugins/{plugin_id}", response_model=ReaderPluginOut)
+def plugin(
+    plugin_id: str, account: CurrentAccount, db: Db, language: Language = "en"
+) -> ReaderPluginOut:
     """One plug-in the reader may read; NOT-FOUND otherwise, as for an unknown id."""
     audience.check_language(language)
     readable = audience.readable_plugin(db, account, plugin_id)

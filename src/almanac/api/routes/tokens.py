@@ -5,7 +5,8 @@ from __future__ import annotations
 from fastapi import APIRouter, Response, status
 
 from almanac.api.deps import CurrentAccount, Db, Now, SessionAccount
-from almanac.api.schemas import RowIdPath, TokenCreatedOut, TokenIn, TokenOut
+from almanac.api.schemas import RowIdPath
+from almanac.api.schemas.tokens import TokenCreatedOut, TokenIn, TokenOut
 from almanac.platform import accounts
 from almanac.platform.accounts import Account
 

@@ -4,27 +4,13 @@
 from __future__ import annotations
 
 from fastapi import APIRouter
-from pydantic import BaseModel, Field
 
 from almanac.api.deps import Db, Now, Operator
-from almanac.api.schemas import RowId
+from almanac.api.schemas.host import ReadersIn, ReadersOut
 from almanac.platform import audience
 from almanac.platform.store.plugins import UnknownPlugin, plugin_status
 
 router = APIRouter(prefix="/host/plugins", tags=["host"])
-
-
-class ReadersIn(BaseModel):
-    # The domain refuses a list over its limits with the field named; these bounds only keep
-    # a malformed request from growing without end.
-    emails: list[str] = Field(default_factory=list, max_length=5000)
-    organizations: list[RowId] = Field(default_factory=list, max_length=5000)
-
-
-class ReadersOut(BaseModel):
-    plugin: str
-    emails: list[str]
-    organizations: list[int]
 
 
 def _out(found: audience.ReaderList) -> ReadersOut:

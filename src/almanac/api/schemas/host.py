@@ -142,7 +142,7 @@ class MoveOut(BaseModel):
     detail: dict[str, Any] | None
 
 
-class PluginOut(PluginSummaryOut):
+class HostPluginOut(PluginSummaryOut):
     """The plug-in page: state, flags, retain answer and terms, versions, the last five runs,
     held details and the history of moves."""
 
@@ -210,7 +210,7 @@ class HeldDecisionIn(BaseModel):
 
 class HeldDecisionOut(BaseModel):
     withdrawn: int
-    plugin: PluginOut
+    plugin: HostPluginOut
 
 
 class RetentionIn(BaseModel):
@@ -240,3 +240,16 @@ class TakedownIn(BaseModel):
         max_length=TAKEDOWN_MESSAGE_MAX,
         description="Public: what readers see instead of the plug-in's records.",
     )
+
+
+class ReadersIn(BaseModel):
+    # The domain refuses a list over its limits with the field named; these bounds only keep
+    # a malformed request from growing without end.
+    emails: list[str] = Field(default_factory=list, max_length=5000)
+    organizations: list[RowId] = Field(default_factory=list, max_length=5000)
+
+
+class ReadersOut(BaseModel):
+    plugin: str
+    emails: list[str]
+    organizations: list[int]
