@@ -15,12 +15,7 @@ from zoneinfo import ZoneInfo
 
 from sqlalchemy import Connection, func, select
 
-from almanac.platform.store.models import Plugin, PluginVersion, Record, Run
-
-plugins = Plugin.__table__
-versions = PluginVersion.__table__
-runs = Run.__table__
-records = Record.__table__
+from almanac.platform.store.tables import plugins, records, runs, versions
 
 SNAPSHOT_ENV = "ALMANAC_DEFINITIONS_SNAPSHOT"
 """Set by the process that built the definitions; its run workers inherit it and load the same

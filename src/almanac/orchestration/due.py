@@ -19,12 +19,8 @@ from almanac.platform.contract.context import today_in_zone
 from almanac.platform.contract.schedule import Schedule, is_due, parse_schedule
 from almanac.platform.lifecycle import RunTrigger, State
 from almanac.platform.store.engine import write_transaction
-from almanac.platform.store.models import Plugin, PluginVersion, Run
 from almanac.platform.store.plugins import open_run_requests, take_run_request
-
-plugins = Plugin.__table__
-versions = PluginVersion.__table__
-runs = Run.__table__
+from almanac.platform.store.tables import plugins, runs, versions
 
 RUNNABLE = (State.APPROVED, State.FAILING)
 """Only these states run; Pending, Paused and Removed never do (States and transitions)."""

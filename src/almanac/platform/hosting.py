@@ -11,18 +11,14 @@ from typing import Any
 
 from sqlalchemy import Connection, select
 
-from almanac.platform.accounts.models import Organization
+from almanac.platform.accounts.tables import organizations
 from almanac.platform.contract.manifest import Manifest, parse_manifest
 from almanac.platform.contract.pack import CodeRefused, PluginCode
 from almanac.platform.contract.problems import Problem
 from almanac.platform.contract.updates import compare_manifests
 from almanac.platform.lifecycle import State
 from almanac.platform.store import plugins as store
-from almanac.platform.store.models import Plugin, PluginVersion
-
-plugins = Plugin.__table__
-versions = PluginVersion.__table__
-organizations = Organization.__table__
+from almanac.platform.store.tables import plugins, versions
 
 
 class UnknownOrganization(LookupError):

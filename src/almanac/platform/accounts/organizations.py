@@ -9,7 +9,7 @@ from __future__ import annotations
 import logging
 from datetime import datetime
 
-from sqlalchemy import select
+from sqlalchemy import ColumnElement, and_, select
 from sqlalchemy.orm import Session
 
 from almanac.platform.accounts.errors import (
@@ -22,10 +22,21 @@ from almanac.platform.accounts.errors import (
 from almanac.platform.accounts.identity import find_account
 from almanac.platform.accounts.models import Account, Membership, Organization
 from almanac.platform.accounts.models import OrganizationRole as Role
+from almanac.platform.accounts.tables import memberships
 
 log = logging.getLogger(__name__)
 
 MANAGERS = frozenset({Role.OWNER, Role.ADMIN})
+
+
+def in_audience_as_member(account_id: int) -> ColumnElement[bool]:
+    """The condition on `memberships` rows that put the account in an organization's audience:
+    a present member in any role but guest (guests and former members never are)."""
+    return and_(
+        memberships.c.account_id == account_id,
+        memberships.c.left_at.is_(None),
+        memberships.c.role != str(Role.GUEST),
+    )
 
 
 def _require_verified(account: Account, what: str) -> None:

@@ -37,11 +37,8 @@ from almanac.platform.audience.visibility import (
     visible_plugins,
 )
 from almanac.platform.reader import MAX_DAYS, Day, from_stored, render_days
-from almanac.platform.store.models import Record, Revision
 from almanac.platform.store.reading import records_between
-
-records = Record.__table__
-revisions = Revision.__table__
+from almanac.platform.store.tables import records, revisions
 
 LANGUAGE = re.compile(r"[A-Za-z]{2,3}(-[A-Za-z0-9]{1,8})*")
 

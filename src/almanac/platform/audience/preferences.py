@@ -16,14 +16,16 @@ from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session
 
 from almanac.platform.accounts.errors import Conflict, Forbidden, InvalidInput, NotFound
-from almanac.platform.accounts.models import Account, Membership
-from almanac.platform.accounts.models import OrganizationRole as Role
-from almanac.platform.accounts.organizations import MANAGERS, current_membership
-from almanac.platform.audience.models import (
-    OrganizationShownDefault,
-    ReaderListOrganization,
-    ShownPreference,
+from almanac.platform.accounts.models import Account
+from almanac.platform.accounts.organizations import (
+    MANAGERS,
+    current_membership,
+    in_audience_as_member,
 )
+from almanac.platform.accounts.tables import memberships
+from almanac.platform.audience.tables import organization_shown_defaults as defaults
+from almanac.platform.audience.tables import reader_list_organizations as listed_organizations
+from almanac.platform.audience.tables import shown_preferences as choices
 from almanac.platform.audience.visibility import (
     ReadablePlugin,
     not_found,
@@ -32,11 +34,6 @@ from almanac.platform.audience.visibility import (
 )
 
 SHOWN_KEY = re.compile(r"plugins\.([a-z][a-z0-9-]{1,47})\.shown")
-
-choices = ShownPreference.__table__
-defaults = OrganizationShownDefault.__table__
-listed_organizations = ReaderListOrganization.__table__
-memberships = Membership.__table__
 
 
 def shown_key(plugin_id: str) -> str:
@@ -85,9 +82,7 @@ def shown_of(db: Session, account: Account, readable: Iterable[ReadablePlugin]) 
             .join(memberships, memberships.c.organization_id == defaults.c.organization_id)
             .where(
                 defaults.c.plugin_id.in_(private),
-                memberships.c.account_id == account.id,
-                memberships.c.left_at.is_(None),
-                memberships.c.role != str(Role.GUEST),
+                in_audience_as_member(account.id),
             )
         )
         for plugin_id, shown in rows:

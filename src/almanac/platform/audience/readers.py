@@ -15,18 +15,14 @@ from sqlalchemy.orm import Session
 from almanac.platform.accounts.errors import Conflict, InvalidInput
 from almanac.platform.accounts.identity import normalize_email
 from almanac.platform.accounts.models import Organization
-from almanac.platform.audience.models import ReaderListOrganization, ReaderListPerson
+from almanac.platform.audience.tables import reader_list_organizations as organizations
+from almanac.platform.audience.tables import reader_list_people as people
 from almanac.platform.audience.visibility import not_found
-from almanac.platform.store.models import PluginMove, PluginVersion
 from almanac.platform.store.plugins import UnknownPlugin, lock_plugin
+from almanac.platform.store.tables import moves, versions
 
 MAX_PEOPLE = 500
 MAX_ORGANIZATIONS = 100
-
-people = ReaderListPerson.__table__
-organizations = ReaderListOrganization.__table__
-versions = PluginVersion.__table__
-moves = PluginMove.__table__
 
 
 @dataclass(frozen=True, slots=True)

@@ -14,14 +14,12 @@ from almanac.platform.accounts.errors import Forbidden, InvalidInput
 from almanac.platform.accounts.models import Account
 from almanac.platform.accounts.organizations import MANAGERS, current_membership
 from almanac.platform.accounts.staff import staff_roles
-from almanac.platform.audience.models import Report, ReportCategory
+from almanac.platform.audience.models import ReportCategory
+from almanac.platform.audience.tables import reports
 from almanac.platform.audience.visibility import not_found, readable_plugin
-from almanac.platform.store.models import Plugin
+from almanac.platform.store.tables import plugins
 
 NOTE_LENGTH = 2000
-
-reports = Report.__table__
-plugins = Plugin.__table__
 
 
 @dataclass(frozen=True, slots=True)

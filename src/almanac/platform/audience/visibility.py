@@ -21,18 +21,14 @@ from sqlalchemy import ColumnElement, and_, exists, false, or_, select
 from sqlalchemy.orm import Session
 
 from almanac.platform.accounts.errors import NotFound
-from almanac.platform.accounts.models import Account, Membership
-from almanac.platform.accounts.models import OrganizationRole as Role
-from almanac.platform.audience.models import ReaderListOrganization, ReaderListPerson
+from almanac.platform.accounts.models import Account
+from almanac.platform.accounts.organizations import in_audience_as_member
+from almanac.platform.accounts.tables import memberships
+from almanac.platform.audience.tables import reader_list_organizations as listed_organizations
+from almanac.platform.audience.tables import reader_list_people as listed_people
 from almanac.platform.contract.manifest import Manifest, parse_manifest
 from almanac.platform.lifecycle import State
-from almanac.platform.store.models import Plugin, PluginVersion
-
-plugins = Plugin.__table__
-versions = PluginVersion.__table__
-listed_people = ReaderListPerson.__table__
-listed_organizations = ReaderListOrganization.__table__
-memberships = Membership.__table__
+from almanac.platform.store.tables import plugins, versions
 
 READER_STATUS: dict[str, str] = {
     State.APPROVED: "running",
@@ -84,9 +80,7 @@ def _listed(account: Account) -> ColumnElement[bool]:
     organization = exists().where(
         listed_organizations.c.plugin_id == plugins.c.id,
         memberships.c.organization_id == listed_organizations.c.organization_id,
-        memberships.c.account_id == account.id,
-        memberships.c.left_at.is_(None),
-        memberships.c.role != str(Role.GUEST),
+        in_audience_as_member(account.id),
     )
     return or_(person, organization)
 

@@ -6,13 +6,9 @@ from datetime import datetime
 
 from sqlalchemy import Connection, delete, insert, select, update
 
-from almanac.platform.store.models import HeldSeries, Record, Revision
 from almanac.platform.store.plugins import _log, lock_plugin, plugins
+from almanac.platform.store.tables import held_series, records, revisions
 from almanac.platform.store.write import MISSES_TO_WITHDRAW
-
-records = Record.__table__
-revisions = Revision.__table__
-held_series = HeldSeries.__table__
 
 
 class NothingHeld(LookupError):

@@ -23,14 +23,14 @@ from almanac.platform.lifecycle import (
     Trigger,
     next_state,
 )
-from almanac.platform.store.models import (
-    CodeBlob,
-    Plugin,
-    PluginMove,
-    PluginVersion,
-    Run,
-    RunRequest,
-    VersionFile,
+from almanac.platform.store.tables import (
+    blobs,
+    moves,
+    plugins,
+    requests,
+    runs,
+    version_files,
+    versions,
 )
 
 RETAIN_ANSWERS = ("yes", "no", "unknown")
@@ -38,14 +38,6 @@ ORIGINS = ("upload", "folder")
 RETRY_AFTER = timedelta(minutes=30)
 TAKEDOWN_MESSAGE_MAX = 280
 ROLLBACK_REASON_MAX = 500
-
-plugins = Plugin.__table__
-versions = PluginVersion.__table__
-blobs = CodeBlob.__table__
-version_files = VersionFile.__table__
-moves = PluginMove.__table__
-requests = RunRequest.__table__
-runs = Run.__table__
 
 
 class UnknownPlugin(LookupError):

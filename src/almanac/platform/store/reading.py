@@ -11,14 +11,14 @@ from typing import Any
 
 from sqlalchemy import Connection, and_, func, literal, select, union_all
 
-from almanac.platform.store.models import HeldSeries, Plugin, Record, Revision, Run, RunSource
-
-records = Record.__table__
-revisions = Revision.__table__
-runs = Run.__table__
-run_sources = RunSource.__table__
-held_series = HeldSeries.__table__
-plugins = Plugin.__table__
+from almanac.platform.store.tables import (
+    held_series,
+    plugins,
+    records,
+    revisions,
+    run_sources,
+    runs,
+)
 
 LAST_RUNS = 5
 

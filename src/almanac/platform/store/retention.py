@@ -9,12 +9,8 @@ from datetime import datetime
 
 from sqlalchemy import Connection, delete, func, select, update
 
-from almanac.platform.store.models import HeldSeries, Record, Revision
 from almanac.platform.store.plugins import _log, lock_plugin, plugins
-
-records = Record.__table__
-revisions = Revision.__table__
-held_series = HeldSeries.__table__
+from almanac.platform.store.tables import held_series, records, revisions
 
 
 class PurgeRefused(Exception):
