@@ -98,7 +98,9 @@ def test_the_password_is_rehashed_when_the_parameters_grow(db, passwords, clock)
     stronger = accounts.Passwords(
         accounts.Argon2Parameters(time_cost=2, memory_cost=16, parallelism=1)
     )
-    accounts.authenticate(db, "ada@example.org", PASSWORD, stronger)
+    checked = accounts.authenticate(db, "ada@example.org", PASSWORD, stronger)
+    assert "t=2" not in checked.password_hash, "checking only reads"
+    accounts.refresh_password_hash(checked, PASSWORD, stronger)
     db.commit()
     assert "t=2" in account.password_hash
     assert accounts.authenticate(db, "ada@example.org", PASSWORD, stronger).id == account.id

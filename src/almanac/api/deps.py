@@ -43,6 +43,13 @@ def get_db(request: Request, ctx: Context) -> Iterator[Session]:
         yield db
 
 
+def get_read_db(ctx: Context) -> Iterator[Session]:
+    """A read-only session beside the request's own, for slow work that must hold no write
+    lock (the password check of a sign-in)."""
+    with ctx.sessions() as db:
+        yield db
+
+
 def get_write_db(ctx: Context) -> Iterator[Session]:
     """The request's session for a GET that writes (the mailed verification link)."""
     with ctx.write_sessions() as db:
@@ -50,6 +57,7 @@ def get_write_db(ctx: Context) -> Iterator[Session]:
 
 
 Db = Annotated[Session, Depends(get_db)]
+ReadDb = Annotated[Session, Depends(get_read_db)]
 WriteDb = Annotated[Session, Depends(get_write_db)]
 
 

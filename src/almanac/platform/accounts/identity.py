@@ -59,11 +59,12 @@ def sign_up(
     """Create an unverified account and its first verification token; one account per address
     case-insensitively (ACCOUNT-EXISTS)."""
     email, key = normalize_email(address)
+    # Hashed before the first statement: argon2 takes a quarter of a second, and on the embedded
+    # default a writing transaction holds the store's one write lock from its first statement.
+    password_hash = passwords.hash(password)
     if db.scalar(select(Account.id).where(Account.email_key == key)) is not None:
         raise Conflict("an account with this e-mail address exists", code="ACCOUNT-EXISTS")
-    account = Account(
-        email=email, email_key=key, password_hash=passwords.hash(password), created_at=now
-    )
+    account = Account(email=email, email_key=key, password_hash=password_hash, created_at=now)
     db.add(account)
     try:
         db.flush()
@@ -114,7 +115,8 @@ def verify_email(db: Session, token: str, now: datetime) -> Account:
 
 def authenticate(db: Session, address: str, password: str, passwords: Passwords) -> Account:
     """The account whose address and password these are, or AUTH-FAILED (the same refusal for
-    an unknown address as for a wrong password)."""
+    an unknown address as for a wrong password). Only reads: give it a read-only session, so the
+    slow password check holds no write lock (`refresh_password_hash` writes afterwards)."""
     try:
         account = find_account(db, address)
     except InvalidInput:
@@ -122,9 +124,13 @@ def authenticate(db: Session, address: str, password: str, passwords: Passwords)
     if not passwords.verify(account.password_hash if account else None, password):
         raise AuthenticationFailed("the e-mail address or password is wrong")
     assert account is not None
+    return account
+
+
+def refresh_password_hash(account: Account, password: str, passwords: Passwords) -> None:
+    """Hash the password again when its stored hash was made with older parameters."""
     if passwords.needs_rehash(account.password_hash):
         account.password_hash = passwords.hash(password)
-    return account
 
 
 def start_session(db: Session, account: Account, now: datetime) -> str:
