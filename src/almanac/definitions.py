@@ -1,6 +1,6 @@
 """The Dagster Definitions of the Almanac code location (DECISIONS section 8), built from the
 store: one asset per plug-in ever approved, the minute sensor, the run-failure sensor, the
-pipeline resource and the store's IO manager.
+pipeline resource and the store's IO manager; and the domain re-checks (their own group).
 
 Run workers load the same plug-ins as their code location: the process that first builds the
 definitions keeps the catalog it read in a file named by its content and names that file in
@@ -11,6 +11,7 @@ file instead of the store. The catalog is one query, whatever the number of plug
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from pathlib import Path
 
 import dagster as dg
@@ -25,8 +26,13 @@ from almanac.orchestration.catalog import (
     write_snapshot,
 )
 from almanac.orchestration.pipeline import RunPipeline
+from almanac.platform.clock import Clock
+from almanac.platform.mail import Mailer, load_mail_settings, mailer_for
+from almanac.platform.publishing.proof import DomainProver
 from almanac.platform.store.engine import make_engine
-from almanac.sensors.runs import Clock, due_runs_sensor, evaluation_time, failed_runs_sensor
+from almanac.sandbox.wellknown import domain_prover as default_domain_prover
+from almanac.sensors.domains import domain_recheck_definitions
+from almanac.sensors.runs import due_runs_sensor, evaluation_time, failed_runs_sensor
 from almanac.settings import Settings, load_settings
 
 
@@ -60,24 +66,41 @@ def build_definitions(
     pipeline: RunPipeline | None = None,
     catalog: list[CatalogEntry] | None = None,
     clock: Clock = evaluation_time,
+    domain_prover: Callable[[], DomainProver] | None = None,
+    mailer: Callable[[], Mailer] | None = None,
 ) -> dg.Definitions:
-    """The Definitions over the store at `settings.database_url` (or `engine`)."""
+    """The Definitions over the store at `settings.database_url` (or `engine`). The domain
+    re-checks make `domain_prover` and `mailer` when they run (by default DNS through
+    `ALMANAC_DNS_SERVERS` or the system's, the file through the source downloader, and mail as
+    `ALMANAC_SMTP_HOST` says)."""
     settings = settings or load_settings()
     engine = engine or make_engine(settings.database_url)
     if catalog is None:
         catalog = catalog_for_process(engine, settings.dagster_home / "catalog")
     pipeline = pipeline or default_pipeline(settings, engine)
-    return dg.Definitions(
+    made_settings, made_engine = settings, engine
+
+    def settings_prover() -> DomainProver:
+        return default_domain_prover(made_settings)
+
+    def environment_mailer() -> Mailer:
+        return mailer_for(load_mail_settings(os.environ), made_engine)
+
+    rechecks = domain_recheck_definitions(
+        engine, domain_prover or settings_prover, mailer or environment_mailer, clock
+    )
+    plugins = dg.Definitions(
         assets=[plugin_asset(entry) for entry in catalog],
         sensors=[
             due_runs_sensor(engine, frozenset(e.id for e in catalog), clock),
             failed_runs_sensor(pipeline),
         ],
         resources={
-            PIPELINE_RESOURCE: dg.ResourceDefinition.hardcoded_resource(pipeline),
+            PIPELINE_RESOURCE: pipeline,
             STORE_IO_MANAGER: dg.IOManagerDefinition.hardcoded_io_manager(StoreWriter(pipeline)),
         },
     )
+    return dg.Definitions.merge(plugins, rechecks)
 
 
 @dg.definitions

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ipaddress
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,16 +18,48 @@ class Settings:
     run_slots: int = 1
     """How many plug-in runs may go at once (the `almanac` pool's limit; Running rule 5 asks
     for one; a bigger host may allow more)."""
+    dns_servers: tuple[tuple[str, int], ...] = ()
+    """The DNS servers (address, port) domain proofs ask for TXT records; empty means the
+    system's resolver configuration (`ALMANAC_DNS_SERVERS`)."""
 
     @property
     def dagster_home(self) -> Path:
         return self.home / "dagster"
 
 
+def parse_dns_servers(text: str) -> tuple[tuple[str, int], ...]:
+    """`ALMANAC_DNS_SERVERS`: comma-separated `host:port` (port 53 when left out; an IPv6
+    address in brackets, `[::1]:5353`); the host is an IP address. Empty: the system's."""
+    servers: list[tuple[str, int]] = []
+    for item in (part.strip() for part in text.split(",")):
+        if not item:
+            continue
+        host, port = item, "53"
+        if item.startswith("["):
+            host, _, rest = item[1:].partition("]")
+            if rest:
+                if not rest.startswith(":"):
+                    raise ValueError(f"ALMANAC_DNS_SERVERS: {item!r} is not [address]:port")
+                port = rest[1:]
+        elif item.count(":") == 1:
+            host, port = item.split(":")
+        try:
+            address = ipaddress.ip_address(host)
+        except ValueError:
+            raise ValueError(
+                f"ALMANAC_DNS_SERVERS: {host!r} is not an IP address (give host:port pairs, "
+                "such as 127.0.0.1:53)"
+            ) from None
+        if not port.isdigit() or not 1 <= int(port) <= 65535:
+            raise ValueError(f"ALMANAC_DNS_SERVERS: {port!r} is not a port (1 to 65535)")
+        servers.append((str(address), int(port)))
+    return tuple(servers)
+
+
 def load_settings(environ: dict[str, str] | None = None) -> Settings:
     """Settings from `ALMANAC_HOME`, `ALMANAC_PORT`, `ALMANAC_DAGSTER_PORT`,
-    `ALMANAC_DATABASE_URL`, `ALMANAC_BASE_URL` and `ALMANAC_RUN_SLOTS`, with the embedded
-    defaults."""
+    `ALMANAC_DATABASE_URL`, `ALMANAC_BASE_URL`, `ALMANAC_RUN_SLOTS` and
+    `ALMANAC_DNS_SERVERS`, with the embedded defaults."""
     env = os.environ if environ is None else environ
     home = Path(env.get("ALMANAC_HOME") or Path.home() / ".almanac").resolve()
     api_port = int(env.get("ALMANAC_PORT", "8000"))
@@ -37,4 +70,5 @@ def load_settings(environ: dict[str, str] | None = None) -> Settings:
         database_url=env.get("ALMANAC_DATABASE_URL") or f"sqlite:///{home / 'almanac.db'}",
         base_url=env.get("ALMANAC_BASE_URL") or f"http://127.0.0.1:{api_port}",
         run_slots=int(env.get("ALMANAC_RUN_SLOTS", "1")),
+        dns_servers=parse_dns_servers(env.get("ALMANAC_DNS_SERVERS", "")),
     )

@@ -18,6 +18,13 @@ T0 = datetime(2026, 11, 2, 12, 0, tzinfo=UTC)
 
 # Children before parents, so plain DELETEs (much faster than TRUNCATE) empty them.
 ACCOUNT_TABLES = (
+    # Publishing rows point at accounts, organizations and invitation requests.
+    "domain_checks",
+    "domain_claims",
+    "invitation_decisions",
+    "agreement_acceptances",
+    "agreement_versions",
+    "plugin_id_bindings",
     # Rows of readers and reports point at accounts and organizations: they go first.
     "reports",
     "reader_shown_preferences",

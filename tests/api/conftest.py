@@ -22,7 +22,10 @@ from sqlalchemy.orm import Session
 from almanac.api.app import create_app
 from almanac.platform import accounts
 from almanac.platform.mail import Mailer, OutboxMailer, OutboxMessage
+from almanac.platform.publishing.dns import DnsPythonTxt
+from almanac.platform.publishing.proof import DomainProver
 from almanac.platform.store.engine import make_engine
+from almanac.sandbox.wellknown import WellKnownDownload
 from almanac.settings import Settings
 from tests.accounts.conftest import (  # noqa: F401  (fixtures)
     SteppedClock,
@@ -31,6 +34,7 @@ from tests.accounts.conftest import (  # noqa: F401  (fixtures)
     passwords,
 )
 from tests.accounts.helpers import PASSWORD
+from tests.sandbox.tls_server import TableResolver
 
 
 def settings_for(database_url: str, base_url: str) -> Settings:
@@ -135,6 +139,19 @@ class Api:
         return client
 
 
+def offline_prover() -> DomainProver:
+    """The domain prover of API tests that do not give one: TXT look-ups go to a closed
+    loopback port and no name resolves for the well-known file, so no test sends a packet to
+    a real DNS server or web site."""
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        closed = sock.getsockname()[1]
+    return DomainProver(
+        txt=DnsPythonTxt([("127.0.0.1", closed)], timeout=1.0),
+        files=WellKnownDownload(base_url="https://almanac.test", resolver=TableResolver({})),
+    )
+
+
 @pytest.fixture
 def pg_engine(migrated_postgres_url: str) -> Iterator[Engine]:  # noqa: F811
     engine = make_engine(migrated_postgres_url)
@@ -152,9 +169,10 @@ def live_api(
     **kwargs,
 ) -> Iterator[Api]:
     """A fresh app on the live loopback server; mail goes to the outbox unless `mailer` is
-    given."""
+    given; domain proofs reach nothing unless `domain_prover` is given."""
     dispatcher, base_url = server
     clock = SteppedClock()
+    kwargs.setdefault("domain_prover", offline_prover())
     app = create_app(
         settings_for(engine.url.render_as_string(hide_password=False), base_url),
         clock=clock,

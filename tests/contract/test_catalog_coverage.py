@@ -41,7 +41,7 @@ CODE_ARGUMENT = {"Problem": 0, "ProblemError": 1, "problem_response": 2, "_refus
 NOT_BUILT_YET: frozenset[str] = frozenset(
     {
         # upload
-        "PLG-ID-RETIRED", "PLG-STORE-AUDIENCE", "PLG-LICENCE-TERMS-MISSING",
+        "PLG-STORE-AUDIENCE", "PLG-LICENCE-TERMS-MISSING",
         "PLG-QUOTA-UPLOADS",
         # portal
         "PLG-RETIRE-CONFIRM", "AGENT_MAY_NOT_PUBLISH", "AGENT_FORBIDDEN",
@@ -123,6 +123,20 @@ ASSERTED_ELSEWHERE: dict[str, str] = {
     "EMAIL-UNVERIFIED": "tests/api/test_tokens.py",
     "RATE-LIMITED": "tests/api/test_invitations.py",
     "INTERNAL-ERROR": "tests/api/test_internal_error.py",
+    "PLG-ID-RETIRED": "tests/publishing/test_portal_api.py",
+    "DOMAIN-IP-ADDRESS": "tests/publishing/test_portal_api.py",
+    "DOMAIN-NO-DOT": "tests/publishing/test_portal_api.py",
+    "DOMAIN-INVALID": "tests/publishing/test_portal_api.py",
+    "DOMAIN-PUBLIC-SUFFIX": "tests/publishing/test_portal_api.py",
+    "DOMAIN-SHARED-HOSTING": "tests/publishing/test_portal_api.py",
+    "DOMAIN-TAKEN": "tests/publishing/test_portal_api.py",
+    "DOMAIN-NOT-VERIFIED": "tests/publishing/test_portal_api.py",
+    "DOMAIN-LAPSED": "tests/publishing/test_rechecks.py",
+    "DOMAIN-NOT-INVITED": "tests/publishing/test_portal_api.py",
+    "AGREEMENT-NOT-ACCEPTED": "tests/publishing/test_portal_api.py",
+    "AGREEMENT-NOT-IN-EFFECT": "tests/publishing/test_portal_api.py",
+    "AGREEMENT-EFFECTIVE-DATE": "tests/publishing/test_portal_api.py",
+    "INVITATION-NOT-OPEN": "tests/publishing/test_portal_api.py",
 }
 
 

@@ -12,12 +12,24 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from almanac.api.context import ApiContext
 from almanac.api.problems import install_problem_handlers, problem_response
 from almanac.api.redact import install_access_log_redaction
-from almanac.api.routes import audience as audience_routes
-from almanac.api.routes import auth, host, invitations, organizations, public, reader, staff, tokens
+from almanac.api.routes import (
+    auth,
+    host,
+    host_readers,
+    invitations,
+    organizations,
+    portal,
+    public,
+    reader,
+    staff,
+    tokens,
+)
 from almanac.platform.accounts import Passwords
 from almanac.platform.clock import Clock
 from almanac.platform.mail import Mailer
+from almanac.platform.publishing.proof import DomainProver
 from almanac.platform.store.engine import writing
+from almanac.sandbox.wellknown import domain_prover as default_domain_prover
 from almanac.settings import Settings
 
 API_PREFIX = "/api/v1"
@@ -102,10 +114,15 @@ def create_app(
     passwords: Passwords | None = None,
     tool_file: Path = TOOL_FILE,
     max_body: int = MAX_BODY,
+    domain_prover: DomainProver | None = None,
 ) -> FastAPI:
     """The API under /api/v1 (OpenAPI at /api/v1/openapi.json), the invitation endpoint at
     /api/developers/invitations, problem pages, the tool and /health. Every error is a
-    problem+json answer. `passwords` defaults to production argon2 parameters."""
+    problem+json answer. `passwords` defaults to production argon2 parameters;
+    `domain_prover` to DNS through `settings.dns_servers` and the well-known file through the
+    source downloader."""
+    if domain_prover is None:
+        domain_prover = default_domain_prover(settings)
     app = FastAPI(
         title="Almanac",
         version="1",
@@ -122,15 +139,16 @@ def create_app(
         write_sessions=sessionmaker(writing(engine), expire_on_commit=False),
         passwords=passwords or Passwords(),
         tool_file=tool_file,
+        domain_prover=domain_prover,
     )
     install_problem_handlers(app)
     install_access_log_redaction()
 
     v1 = APIRouter(prefix=API_PREFIX)
-    for area in (auth, tokens, organizations, staff, invitations, host):
+    for area in (auth, tokens, organizations, staff, invitations, host, portal):
         v1.include_router(area.router)
     v1.include_router(reader.router)
-    v1.include_router(audience_routes.router)
+    v1.include_router(host_readers.router)
     app.include_router(v1)
     app.include_router(invitations.router, prefix="/api")
     app.include_router(public.router)

@@ -12,6 +12,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from almanac.platform.accounts import Passwords
 from almanac.platform.clock import Clock
 from almanac.platform.mail import Mailer
+from almanac.platform.publishing.proof import DomainProver
 from almanac.settings import Settings
 
 
@@ -27,6 +28,8 @@ class ApiContext:
     """Sessions for requests that may write (the write lock taken when the transaction begins)."""
     passwords: Passwords
     tool_file: Path
+    domain_prover: DomainProver
+    """Tries a domain's TXT record and well-known file ("Check now")."""
 
     def now(self) -> datetime:
         """The one clock read of a request; an aware moment."""

@@ -1,21 +1,35 @@
 """Service staff: operators grant and revoke the operator and reviewer roles, read the mail
-outbox and the open invitation requests."""
+outbox and the open invitation requests, invite or decline them, and post Developer Agreement
+versions."""
 
 from __future__ import annotations
 
+import logging
+from datetime import datetime
+
 from fastapi import APIRouter, Query, Response, status
 
-from almanac.api.deps import Db, Now, Operator
-from almanac.api.schemas import (
+from almanac.api.context import ApiContext
+from almanac.api.deps import Context, Db, Now, Operator
+from almanac.api.schemas import RowIdPath
+from almanac.api.schemas.portal import (
+    AgreementVersionIn,
+    AgreementVersionOut,
+    InvitationDecisionOut,
+)
+from almanac.api.schemas.staff import (
     InvitationRequestOut,
     OutboxMessageOut,
-    RowIdPath,
     StaffGrantIn,
     StaffGrantOut,
 )
 from almanac.platform import accounts
 from almanac.platform.accounts import StaffGrant
-from almanac.platform.mail import outbox
+from almanac.platform.mail import MailError, outbox
+from almanac.platform.publishing import agreement, invitations
+from almanac.platform.publishing.invitations import DecisionMade
+
+log = logging.getLogger(__name__)
 
 router = APIRouter(prefix="/staff", tags=["staff"])
 
@@ -60,3 +74,64 @@ def mail_outbox(
 def invitation_requests(operator: Operator, db: Db) -> list[InvitationRequestOut]:
     """The open invitation requests, oldest first."""
     return [InvitationRequestOut.model_validate(r) for r in accounts.open_requests(db)]
+
+
+def _decision(ctx: ApiContext, made: DecisionMade, now: datetime) -> InvitationDecisionOut:
+    """Mail what the decision sends (its transaction committed) and answer with it."""
+    mailed = bool(made.mail)
+    for message in made.mail:
+        try:
+            ctx.mailer.send(message, now)
+        except MailError as exc:
+            mailed = False
+            log.warning("invitation mail for request %s not sent: %s", made.request_id, exc)
+    return InvitationDecisionOut(
+        request_id=made.request_id,
+        domain=made.domain,
+        decision=made.decision.value,
+        decided_at=made.decided_at,
+        mailed=mailed,
+    )
+
+
+@router.post("/invitations/{request_id}/invite", response_model=InvitationDecisionOut)
+def invite(
+    request_id: RowIdPath, operator: Operator, db: Db, ctx: Context, now: Now
+) -> InvitationDecisionOut:
+    """Invite the domain of an open request: the invitation belongs to the domain, and the
+    requester is mailed now (never before). An answered request is INVITATION-NOT-OPEN."""
+    made = invitations.invite(db, request_id, operator, now, ctx.settings.base_url)
+    db.commit()
+    return _decision(ctx, made, now)
+
+
+@router.post("/invitations/{request_id}/decline", response_model=InvitationDecisionOut)
+def decline(
+    request_id: RowIdPath, operator: Operator, db: Db, ctx: Context, now: Now
+) -> InvitationDecisionOut:
+    """Decline an open request; nobody is mailed."""
+    made = invitations.decline(db, request_id, operator, now)
+    db.commit()
+    return _decision(ctx, made, now)
+
+
+@router.post(
+    "/agreement/versions",
+    status_code=status.HTTP_201_CREATED,
+    response_model=AgreementVersionOut,
+)
+def post_agreement_version(
+    body: AgreementVersionIn, operator: Operator, db: Db, now: Now
+) -> AgreementVersionOut:
+    """Post the next Developer Agreement version with its effective date (today or later,
+    after the newest version's: AGREEMENT-EFFECTIVE-DATE) and a note of changes. From that
+    date organizations accept it again before their next submission."""
+    found = agreement.post_version(db, operator, body.text, body.effective_on, body.changes, now)
+    db.commit()
+    return AgreementVersionOut(
+        version=found.version,
+        effective_on=found.effective_on,
+        changes=found.changes,
+        text=found.text,
+        posted_at=found.posted_at,
+    )

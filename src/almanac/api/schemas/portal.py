@@ -1,0 +1,125 @@
+"""The shapes of the portal's publishing routes (domain, agreement, ids, submission gate) and
+of the staff routes that answer invitation requests and post agreement versions."""
+
+from __future__ import annotations
+
+from datetime import date, datetime
+from typing import Annotated
+
+from fastapi import Path
+from pydantic import BaseModel, Field
+
+from almanac.api.schemas import INTEGER_ID_MAX
+
+AgreementVersionPath = Annotated[int, Path(ge=1, le=INTEGER_ID_MAX)]
+
+
+class DomainIn(BaseModel):
+    domain: str = Field(min_length=1, max_length=253, examples=["examplebank.org"])
+
+
+class DomainCheckRecordOut(BaseModel):
+    """One try of both ways: what the TXT record and the file held."""
+
+    at: datetime
+    kind: str = Field(description="manual (Check now) or periodic (the re-check)")
+    dns_proved: bool
+    dns_detail: str
+    file_proved: bool
+    file_detail: str
+    state_after: str
+
+
+class DomainOut(BaseModel):
+    """The organization's domain, how to prove it and where it stands."""
+
+    organization_id: int
+    domain: str
+    state: str = Field(description="unverified, verified, grace or lapsed")
+    verified: bool = Field(description="whether it carries the verified mark (grace included)")
+    txt_name: str = Field(description="where the TXT record goes")
+    txt_value: str = Field(description="what the TXT record and the file hold")
+    file_url: str = Field(description="where the file goes")
+    named_at: datetime
+    proved_by: str | None = Field(description="dns or file: the way that last proved it")
+    verified_at: datetime | None
+    next_check_at: datetime | None
+    grace_ends_at: datetime | None
+    lapsed_at: datetime | None
+    last_check: DomainCheckRecordOut | None
+
+
+class AgreementVersionOut(BaseModel):
+    version: int
+    effective_on: date
+    changes: str
+    text: str
+    posted_at: datetime | None = Field(description="None for version 1, shipped with Almanac")
+
+
+class AgreementVersionIn(BaseModel):
+    effective_on: date
+    changes: str = Field(min_length=1, max_length=2000)
+    text: str = Field(min_length=1, max_length=200_000)
+
+
+class AgreementInEffectOut(BaseModel):
+    """The version in effect now (None before 1 October 2026) and any posted after it."""
+
+    in_effect: AgreementVersionOut | None
+    upcoming: list[AgreementVersionOut]
+
+
+class AgreementAcceptIn(BaseModel):
+    version: int = Field(ge=1, le=INTEGER_ID_MAX, description="the version in effect, as read")
+
+
+class AgreementAcceptanceOut(BaseModel):
+    organization_id: int
+    version: int
+    accepted_by: int
+    accepted_by_email: str
+    accepted_at: datetime
+
+
+class AgreementStandingOut(BaseModel):
+    """The organization's acceptances and whether the version in effect is among them."""
+
+    in_effect_version: int | None
+    accepted_in_effect: bool
+    acceptances: list[AgreementAcceptanceOut]
+
+
+class PluginIdIn(BaseModel):
+    id: str = Field(min_length=1, max_length=100, examples=["examplebank-rates"])
+
+
+class PluginIdOut(BaseModel):
+    id: str
+    organization_id: int | None
+    kind: str = Field(description="reservation or upload")
+    bound_at: datetime
+    retired_at: datetime | None
+
+
+class GateReasonOut(BaseModel):
+    """One reason the organization may not submit, with its catalog code."""
+
+    code: str
+    message: str
+    fix: str
+    docs: str
+
+
+class GateOut(BaseModel):
+    organization_id: int
+    may_submit: bool
+    reasons: list[GateReasonOut]
+
+
+class InvitationDecisionOut(BaseModel):
+    request_id: int
+    domain: str
+    decision: str
+    decided_at: datetime
+    mailed: bool = Field(description="whether the requester was mailed (only when invited)")

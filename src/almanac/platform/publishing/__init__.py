@@ -1,0 +1,1 @@
+"""Publishers: domain proof and its states, invitations, the Developer Agreement, ids, the gate."""

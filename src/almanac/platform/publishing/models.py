@@ -1,0 +1,183 @@
+"""Tables of publishing: domain claims and checks, invitations, agreement, id bindings."""
+
+from __future__ import annotations
+
+from datetime import date, datetime
+from enum import StrEnum
+
+from sqlalchemy import (
+    Boolean,
+    CheckConstraint,
+    Date,
+    ForeignKey,
+    Index,
+    Integer,
+    String,
+    Text,
+    UniqueConstraint,
+    text,
+)
+from sqlalchemy.orm import Mapped, mapped_column
+
+from almanac.platform.store.base import Base
+from almanac.platform.store.types import UTCDateTime
+
+
+class DomainState(StrEnum):
+    """ "States and transitions", Organization domain."""
+
+    UNVERIFIED = "unverified"
+    VERIFIED = "verified"
+    GRACE = "grace"
+    LAPSED = "lapsed"
+
+
+class ProofWay(StrEnum):
+    DNS = "dns"
+    FILE = "file"
+
+
+class CheckKind(StrEnum):
+    MANUAL = "manual"  # "Check now" by an owner or admin
+    PERIODIC = "periodic"  # the re-check every 30 days (daily during the grace)
+
+
+class Decision(StrEnum):
+    INVITED = "invited"
+    DECLINED = "declined"
+
+
+class BindingKind(StrEnum):
+    UPLOAD = "upload"
+    RESERVATION = "reservation"
+    HOST = "host"  # registered at the host; kept here once the id is retired
+
+
+def _in(column: str, values: type[StrEnum]) -> str:
+    return f"{column} IN ({', '.join(repr(v.value) for v in values)})"
+
+
+class DomainClaim(Base):
+    """An organization's domain and its proof state. Naming another domain ends the claim
+    (`ended_at`) and starts a new one; one claim per organization is current."""
+
+    __tablename__ = "domain_claims"
+    __table_args__ = (
+        CheckConstraint(_in("state", DomainState), name="state"),
+        CheckConstraint(f"proved_by IS NULL OR {_in('proved_by', ProofWay)}", name="proved_by"),
+        Index(
+            "uq_domain_claims_current",
+            "organization_id",
+            unique=True,
+            postgresql_where=text("ended_at IS NULL"),
+            sqlite_where=text("ended_at IS NULL"),
+        ),
+        # A domain is verified (its grace included) by one organization at a time.
+        Index(
+            "uq_domain_claims_verified_domain",
+            "domain",
+            unique=True,
+            postgresql_where=text("ended_at IS NULL AND state IN ('verified', 'grace')"),
+            sqlite_where=text("ended_at IS NULL AND state IN ('verified', 'grace')"),
+        ),
+        Index("ix_domain_claims_due", "next_check_at"),
+    )
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    organization_id: Mapped[int] = mapped_column(ForeignKey("organizations.id", ondelete="CASCADE"))
+    domain: Mapped[str] = mapped_column(String(253))
+    token: Mapped[str] = mapped_column(String(64))
+    state: Mapped[str] = mapped_column(String(16))
+    named_by: Mapped[int] = mapped_column(ForeignKey("accounts.id"))
+    named_at: Mapped[datetime] = mapped_column(UTCDateTime())
+    proved_by: Mapped[str | None] = mapped_column(String(8))
+    verified_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
+    last_proved_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
+    next_check_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
+    grace_started_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
+    grace_ends_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
+    lapsed_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
+    ended_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
+
+    def __repr__(self) -> str:
+        return f"DomainClaim(id={self.id!r}, state={self.state!r})"
+
+
+class DomainCheck(Base):
+    """One try of both proofs of a claim, by hand or periodic, with what each way found."""
+
+    __tablename__ = "domain_checks"
+    __table_args__ = (
+        CheckConstraint(_in("kind", CheckKind), name="kind"),
+        Index("ix_domain_checks_claim_id_at", "claim_id", "at"),
+    )
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    claim_id: Mapped[int] = mapped_column(ForeignKey("domain_claims.id", ondelete="CASCADE"))
+    at: Mapped[datetime] = mapped_column(UTCDateTime())
+    kind: Mapped[str] = mapped_column(String(16))
+    by_account_id: Mapped[int | None] = mapped_column(ForeignKey("accounts.id"))
+    dns_proved: Mapped[bool] = mapped_column(Boolean)
+    dns_detail: Mapped[str] = mapped_column(Text)
+    file_proved: Mapped[bool] = mapped_column(Boolean)
+    file_detail: Mapped[str] = mapped_column(Text)
+    state_after: Mapped[str] = mapped_column(String(16))
+
+
+class InvitationDecision(Base):
+    """Staff's answer to an invitation request. An invitation belongs to the request's domain."""
+
+    __tablename__ = "invitation_decisions"
+    __table_args__ = (
+        CheckConstraint(_in("decision", Decision), name="decision"),
+        Index("ix_invitation_decisions_domain", "domain"),
+    )
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    request_id: Mapped[int] = mapped_column(ForeignKey("invitation_requests.id"), unique=True)
+    domain: Mapped[str] = mapped_column(String(253))
+    decision: Mapped[str] = mapped_column(String(16))
+    decided_by: Mapped[int] = mapped_column(ForeignKey("accounts.id"))
+    decided_at: Mapped[datetime] = mapped_column(UTCDateTime())
+
+
+class PostedAgreementVersion(Base):
+    """A Developer Agreement version posted by staff (version 1 ships with the service)."""
+
+    __tablename__ = "agreement_versions"
+
+    version: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=False)
+    effective_on: Mapped[date] = mapped_column(Date)
+    changes: Mapped[str] = mapped_column(Text)
+    text: Mapped[str] = mapped_column(Text)
+    posted_by: Mapped[int] = mapped_column(ForeignKey("accounts.id"))
+    posted_at: Mapped[datetime] = mapped_column(UTCDateTime())
+
+
+class AgreementAcceptance(Base):
+    """An organization's acceptance of one agreement version: who and when."""
+
+    __tablename__ = "agreement_acceptances"
+    __table_args__ = (UniqueConstraint("organization_id", "version"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    organization_id: Mapped[int] = mapped_column(ForeignKey("organizations.id", ondelete="CASCADE"))
+    version: Mapped[int] = mapped_column(Integer)
+    accepted_by: Mapped[int] = mapped_column(ForeignKey("accounts.id"))
+    accepted_at: Mapped[datetime] = mapped_column(UTCDateTime())
+
+
+class PluginIdBinding(Base):
+    """A plug-in id bound for good to the organization that first uploaded or reserved it;
+    `organization_id` None is the service itself. Ids registered at the host are bound by
+    their `plugins` row and get a row here only when retired."""
+
+    __tablename__ = "plugin_id_bindings"
+    __table_args__ = (CheckConstraint(_in("kind", BindingKind), name="kind"),)
+
+    plugin_id: Mapped[str] = mapped_column(String(48), primary_key=True)
+    organization_id: Mapped[int | None] = mapped_column(ForeignKey("organizations.id"), index=True)
+    kind: Mapped[str] = mapped_column(String(16))
+    bound_by: Mapped[str] = mapped_column(String(320))
+    bound_at: Mapped[datetime] = mapped_column(UTCDateTime())
+    retired_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
