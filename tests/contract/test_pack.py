@@ -111,3 +111,16 @@ def test_a_folder_on_the_server_is_held_to_the_upload_limits(tmp_path: Path) -> 
     (copy / ".DS_Store").write_bytes(b"\0")
     assert ".git/config" not in folder_files(copy) and ".DS_Store" not in folder_files(copy)
     assert check_folder(copy).digest == folder_digest(REPO / "examples" / "uk-bank-holidays").digest
+
+
+def test_links_never_packed_are_passed_over_by_the_one_walk(tmp_path: Path) -> None:
+    """`pack` and the digest walk a folder the same way (as the tool does): a link named
+    `.DS_Store`, or `.git` or `node_modules` at the top, is passed over, not reported."""
+    copy = tmp_path / "uk-bank-holidays"
+    shutil.copytree(REPO / "examples" / "uk-bank-holidays", copy)
+    for name in (".DS_Store", ".git", "node_modules"):
+        (copy / name).symlink_to(tmp_path)
+    walked = folder_digest(copy)
+    assert walked.problems == []
+    assert walked.digest == folder_digest(REPO / "examples" / "uk-bank-holidays").digest
+    assert check_folder(copy).digest == walked.digest

@@ -121,7 +121,7 @@ def _what_others_see(conn: Connection, plug: Plug) -> dict[str, object]:
         mine = select(runs.c.id).where(runs.c.plugin_id == plug.id)
         record = find_record(conn, plug.id, "rate", D1)
         return {
-            "runs": [r["id"] for r in last_runs(conn, plug.id, limit=100)],
+            "runs": [r.id for r in last_runs(conn, plug.id, limit=100)],
             "sources": conn.execute(
                 select(func.count()).select_from(run_sources).where(run_sources.c.run_id.in_(mine))
             ).scalar_one(),

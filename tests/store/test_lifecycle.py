@@ -39,14 +39,14 @@ def act(p: Plug, name: str, **kwargs):
         return getattr(sp, name)(conn, p.id, by="host@example.org", now=p.now(), **kwargs)
 
 
-def requests(p: Plug) -> list[dict]:
+def requests(p: Plug) -> list[sp.OpenRunRequest]:
     with p.engine.connect() as conn:
-        return [r for r in sp.open_run_requests(conn, p.now()) if r["plugin_id"] == p.id]
+        return [r for r in sp.open_run_requests(conn, p.now()) if r.plugin_id == p.id]
 
 
 def moves(p: Plug) -> list[tuple]:
     with p.engine.connect() as conn:
-        return [(m["action"], m["from_state"], m["to_state"]) for m in sp.plugin_moves(conn, p.id)]
+        return [(m.action, m.from_state, m.to_state) for m in sp.plugin_moves(conn, p.id)]
 
 
 def test_first_version_is_pending_then_approval_starts_the_first_run(fresh: Plug) -> None:
@@ -55,7 +55,7 @@ def test_first_version_is_pending_then_approval_starts_the_first_run(fresh: Plug
     request_id = fresh.approve()
     assert fresh.state() == "approved"
     (request,) = requests(fresh)
-    assert request["id"] == request_id and request["trigger"] == "first"
+    assert request.id == request_id and request.trigger == "first"
     assert moves(fresh) == [
         ("code-changed", None, "pending"),
         ("approve", "pending", "approved"),
@@ -134,7 +134,7 @@ def test_pause_then_resume_unchanged_runs_at_once(fresh: Plug, before: str) -> N
     assert fresh.state() == "paused"
     request_id = act(fresh, "resume")
     assert fresh.state() == "approved"
-    assert [r["trigger"] for r in requests(fresh) if r["id"] == request_id] == ["resume"]
+    assert [r.trigger for r in requests(fresh) if r.id == request_id] == ["resume"]
 
 
 def test_resume_with_changed_files_goes_to_pending() -> None:
@@ -163,7 +163,7 @@ def test_remove_keeps_records_and_approval_brings_them_back(fresh: Plug, before:
     request_id = fresh.approve()
     assert fresh.state() == "approved"
     expected = "first" if before == "pending" else "approval"
-    assert [r["trigger"] for r in requests(fresh) if r["id"] == request_id] == [expected]
+    assert [r.trigger for r in requests(fresh) if r.id == request_id] == [expected]
     assert len(stored(fresh)) == (0 if before == "pending" else 1)
 
 
@@ -266,16 +266,16 @@ def test_roll_back_from_failing_runs_the_earlier_approved_code(fresh: Plug) -> N
         "d1",
         b"d1",
     )
-    (request,) = [r for r in requests(fresh) if r["id"] == request_id]
-    assert (request["trigger"], request["version_id"]) == ("approval", code.version_id)
-    assert (last["action"], last["from_state"], last["to_state"], last["by"]) == (
+    (request,) = [r for r in requests(fresh) if r.id == request_id]
+    assert (request.trigger, request.version_id) == ("approval", code.version_id)
+    assert (last.action, last.from_state, last.to_state, last.by) == (
         "roll-back",
         "failing",
         "approved",
         "host@example.org",
     )
-    assert last["detail"]["reason"] == "1.1.0 fails every run"
-    assert (last["detail"]["from_version"], last["detail"]["to_version"]) == ("1.1.0", "1.0.0")
+    assert last.detail["reason"] == "1.1.0 fails every run"
+    assert (last.detail["from_version"], last.detail["to_version"]) == ("1.1.0", "1.0.0")
     assert len(stored(fresh)) == 1  # records stay
 
 

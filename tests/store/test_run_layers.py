@@ -34,13 +34,13 @@ def test_a_run_keeps_its_node_version_and_layers(plug: Plug) -> None:
     )
     with plug.engine.connect() as conn:
         failed, succeeded = last_runs(conn, plug.id)
-    assert succeeded["outcome"] == "success" and succeeded["node_version"] == "v24.19.0"
-    assert succeeded["layers"] == LAYERS
-    assert failed["outcome"] == "failure" and failed["layers"]["seccomp"] is False
+    assert succeeded.outcome == "success" and succeeded.node_version == "v24.19.0"
+    assert succeeded.layers == LAYERS
+    assert failed.outcome == "failure" and failed.layers["seccomp"] is False
 
 
 def test_a_run_without_the_room_keeps_no_layers(plug: Plug) -> None:
     plug.fail("could not download rates: 404")
     with plug.engine.connect() as conn:
         (run,) = last_runs(conn, plug.id)
-    assert run["layers"] is None
+    assert run.layers is None

@@ -5,13 +5,13 @@ that fails leaves none of its sources behind."""
 from __future__ import annotations
 
 import hashlib
-from dataclasses import replace
+from dataclasses import asdict, replace
 from datetime import UTC, datetime, timedelta, timezone
 
 import pytest
 from sqlalchemy import select
 
-from almanac.platform.store.reading import last_runs, run_sources, runs
+from almanac.platform.store.reading import StoredRun, last_runs, run_sources, runs
 from almanac.platform.store.write import SourceFacts, record_failed_run, write_run
 
 from .conftest import Plug, value
@@ -44,6 +44,11 @@ def _as_read(run_id: int, position: int, source: SourceFacts) -> dict[str, objec
         "sha256": source.sha256,
         "fetched_at": source.fetched_at.astimezone(UTC),
     }
+
+
+def _sources(run: StoredRun) -> list[dict[str, object]]:
+    """The run's sources as the table's rows read them."""
+    return [asdict(source) for source in run.sources]
 
 
 def _write(plug: Plug, facts, batch=()) -> int:  # type: ignore[no-untyped-def]
@@ -83,13 +88,13 @@ def test_a_successful_run_keeps_its_sources_in_order_and_its_node_version(plug: 
             ).mappings()
         ]
         node = conn.execute(select(runs.c.node_version).where(runs.c.id == run_id)).scalar_one()
-    assert run["id"] == run_id and run["outcome"] == "success" and run["new"] == 1
-    assert run["node_version"] == "v24.19.0" and node == "v24.19.0"
+    assert run.id == run_id and run.outcome == "success" and run.new == 1
+    assert run.node_version == "v24.19.0" and node == "v24.19.0"
     expected = [_as_read(run_id, 0, RATES), _as_read(run_id, 1, CALENDAR)]
-    assert run["sources"] == expected
+    assert _sources(run) == expected
     assert table == expected
-    assert all(s["fetched_at"].tzinfo is not None for s in run["sources"])
-    assert run["sources"][1]["fetched_at"] == FETCHED + timedelta(seconds=2)
+    assert all(s.fetched_at.tzinfo is not None for s in run.sources)
+    assert run.sources[1].fetched_at == FETCHED + timedelta(seconds=2)
 
 
 def test_a_failed_run_keeps_its_sources_too(plug: Plug) -> None:
@@ -98,10 +103,10 @@ def test_a_failed_run_keeps_its_sources_too(plug: Plug) -> None:
     run_id = _fail(plug, facts, "unexpected header in rates: fecha,tasa")
     with plug.engine.connect() as conn:
         (run,) = last_runs(conn, plug.id)
-    assert (run["id"], run["outcome"]) == (run_id, "failure")
-    assert run["reason"] == "unexpected header in rates: fecha,tasa"
-    assert run["node_version"] == "v24.19.0"
-    assert run["sources"] == [_as_read(run_id, 0, RATES)]
+    assert (run.id, run.outcome) == (run_id, "failure")
+    assert run.reason == "unexpected header in rates: fecha,tasa"
+    assert run.node_version == "v24.19.0"
+    assert _sources(run) == [_as_read(run_id, 0, RATES)]
 
 
 def test_each_run_reads_back_its_own_sources(plug: Plug) -> None:
@@ -111,12 +116,12 @@ def test_each_run_reads_back_its_own_sources(plug: Plug) -> None:
     third = _write(plug, replace(plug.facts(), node_version="v24.20.0", sources=(later, CALENDAR)))
     with plug.engine.connect() as conn:
         newest, middle, oldest = last_runs(conn, plug.id)
-    assert [r["id"] for r in (newest, middle, oldest)] == [third, failed, first]
-    assert newest["sources"] == [_as_read(third, 0, later), _as_read(third, 1, CALENDAR)]
-    assert newest["node_version"] == "v24.20.0"
-    assert middle["sources"] == [] and middle["node_version"] is None
-    assert oldest["sources"] == [_as_read(first, 0, RATES)]
-    assert oldest["node_version"] == "v24.19.0"
+    assert [r.id for r in (newest, middle, oldest)] == [third, failed, first]
+    assert _sources(newest) == [_as_read(third, 0, later), _as_read(third, 1, CALENDAR)]
+    assert newest.node_version == "v24.20.0"
+    assert middle.sources == [] and middle.node_version is None
+    assert _sources(oldest) == [_as_read(first, 0, RATES)]
+    assert oldest.node_version == "v24.19.0"
 
 
 @pytest.mark.parametrize("step", ["run", "updated", "state"])

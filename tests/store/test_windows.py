@@ -35,25 +35,25 @@ def test_omitted_record_in_window_counts_misses_then_is_withdrawn(snap: Plug) ->
     snap.write([value(day(-1), 1, "snap"), value(day(-2), 2, "snap")])
     keep = [value(day(-2), 2, "snap")]
     assert snap.write(keep).counts.missed == 1
-    assert record_state_of(snap, "snap", TODAY - timedelta(days=1))["misses"] == 1
+    assert record_state_of(snap, "snap", TODAY - timedelta(days=1)).misses == 1
     snap.fail()  # a failed run counts nothing
-    assert record_state_of(snap, "snap", TODAY - timedelta(days=1))["misses"] == 1
+    assert record_state_of(snap, "snap", TODAY - timedelta(days=1)).misses == 1
     assert snap.write(keep).counts.missed == 1
     third = snap.write(keep)
     assert (third.counts.missed, third.counts.withdrawn) == (1, 1)
     gone = record_state_of(snap, "snap", TODAY - timedelta(days=1))
-    assert gone["withdrawn"] and [r.date for r in stored(snap)] == [TODAY - timedelta(days=2)]
+    assert gone.withdrawn and [r.date for r in stored(snap)] == [TODAY - timedelta(days=2)]
     assert len(history(snap, "snap", TODAY - timedelta(days=1))) == 2  # history kept
     back = snap.write([value(day(-1), 1, "snap"), *keep])
     assert back.counts.returned == 1
     assert len(stored(snap)) == 2
-    assert record_state_of(snap, "snap", TODAY - timedelta(days=1))["misses"] == 0
+    assert record_state_of(snap, "snap", TODAY - timedelta(days=1)).misses == 0
 
 
 def _ended_at(plug: Plug, run_id: int):  # type: ignore[no-untyped-def]
     with plug.engine.connect() as conn:
-        (run,) = [r for r in last_runs(conn, plug.id, limit=100) if r["id"] == run_id]
-    return run["ended_at"]
+        (run,) = [r for r in last_runs(conn, plug.id, limit=100) if r.id == run_id]
+    return run.ended_at
 
 
 @pytest.mark.parametrize("returned_rate", [1.25, 1])
@@ -87,7 +87,7 @@ def test_a_withdrawn_key_printed_again_returns_as_a_revision(
     assert current.run_id == back.run_id and current.version_id == snap.version_id
     assert current.valid_from == withdrawn.valid_to and current.valid_to is None
     state = record_state_of(snap, "snap", d)
-    assert (state["withdrawn"], state["misses"], state["run_id"]) == (False, 0, back.run_id)
+    assert (state.withdrawn, state.misses, state.run_id) == (False, 0, back.run_id)
 
     # "As of" reads agree: visible before the withdrawal, hidden while withdrawn, back after.
     with snap.engine.connect() as conn:
@@ -105,9 +105,9 @@ def test_printed_again_the_count_starts_over(snap: Plug) -> None:
     snap.write([value(day(-1), 1, "snap")])
     snap.write([])
     snap.write([])
-    assert record_state_of(snap, "snap", TODAY - timedelta(days=1))["misses"] == 2
+    assert record_state_of(snap, "snap", TODAY - timedelta(days=1)).misses == 2
     assert snap.write([value(day(-1), 1, "snap")]).counts.unchanged == 1
-    assert record_state_of(snap, "snap", TODAY - timedelta(days=1))["misses"] == 0
+    assert record_state_of(snap, "snap", TODAY - timedelta(days=1)).misses == 0
     snap.write([])
     snap.write([])
     assert snap.write([value(day(-1), 1, "snap")]).counts.withdrawn == 0
@@ -136,7 +136,7 @@ def test_backfill_run_never_counts_misses(snap: Plug) -> None:
     for _ in range(3):
         result = snap.write([], trigger=RunTrigger.BACKFILL)
         assert result.counts.missed == 0
-    assert record_state_of(snap, "snap", TODAY - timedelta(days=1))["misses"] == 0
+    assert record_state_of(snap, "snap", TODAY - timedelta(days=1)).misses == 0
     assert len(stored(snap)) == 1
 
 
@@ -152,8 +152,8 @@ def test_more_than_ten_withdrawals_are_held(snap: Plug) -> None:
     with snap.engine.connect() as conn:
         (detail,) = held_details(conn, snap.id)
         assert plugin_status(conn, snap.id).held
-    assert detail["series"] == "snap" and detail["count"] == 12
-    assert detail["first_dates"][0] == day(-10) and len(detail["first_dates"]) == 10
+    assert detail.series == "snap" and detail.count == 12
+    assert detail.first_dates[0] == day(-10) and len(detail.first_dates) == 10
     with write_transaction(snap.engine) as conn:
         assert decide_held(conn, snap.id, accept=True, by="host", now=snap.now()) == 12
     assert [r.date for r in stored(snap)] == [TODAY - timedelta(days=20)]
@@ -176,7 +176,7 @@ def test_keep_them_starts_the_count_over(snap: Plug) -> None:
     with write_transaction(snap.engine) as conn:
         assert decide_held(conn, snap.id, accept=False, by="host", now=snap.now()) == 0
     assert len(stored(snap)) == 12
-    assert record_state_of(snap, "snap", TODAY)["misses"] == 0
+    assert record_state_of(snap, "snap", TODAY).misses == 0
     with write_transaction(snap.engine) as conn, pytest.raises(NothingHeld):
         decide_held(conn, snap.id, accept=False, by="host", now=snap.now())
 

@@ -147,9 +147,9 @@ def test_failed_run_writes_only_its_row_and_moves_to_failing(plug: Plug) -> None
     with plug.engine.connect() as conn:
         runs = last_runs(conn, plug.id)
         retries = store_plugins.open_run_requests(conn, plug.now().replace(year=2027))
-    assert runs[0]["id"] == run_id and runs[0]["outcome"] == "failure"
-    assert len(runs[0]["reason"]) == 300
-    assert [r["trigger"] for r in retries][-1] == "retry"
+    assert runs[0].id == run_id and runs[0].outcome == "failure"
+    assert len(runs[0].reason) == 300
+    assert [r.trigger for r in retries][-1] == "retry"
     assert len(stored(plug)) == 1
     assert plug.write([value("2026-11-01", 1)]).state == "approved"
 
@@ -166,8 +166,8 @@ def test_last_five_runs_with_counts(plug: Plug) -> None:
     with plug.engine.connect() as conn:
         runs = last_runs(conn, plug.id)
     assert len(runs) == 5
-    assert runs[0]["id"] > runs[-1]["id"]
-    assert runs[0]["revised"] == 1 and runs[0]["trigger"] == "schedule"
+    assert runs[0].id > runs[-1].id
+    assert runs[0].revised == 1 and runs[0].trigger == "schedule"
 
 
 def test_series_state_for_the_run_context(plug: Plug) -> None:
@@ -243,7 +243,7 @@ def test_a_crash_between_statements_leaves_nothing(plug: Plug, step: str) -> Non
     with plug.engine.connect() as conn:
         assert len(last_runs(conn, plug.id)) == 1
         assert len(history(plug, "rate", D1)) == 1
-    assert record_state_of(plug, "rate", D1)["misses"] == 0
+    assert record_state_of(plug, "rate", D1).misses == 0
 
 
 def record_state_of(plug: Plug, series: str, day: date, disc: str = ""):

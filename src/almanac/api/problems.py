@@ -8,7 +8,7 @@ password.
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from fastapi import FastAPI, Request
@@ -74,7 +74,7 @@ def problem_response(
     code: str,
     detail: str,
     findings: Sequence[Problem] = (),
-    headers: dict[str, str] | None = None,
+    headers: Mapping[str, str] | None = None,
 ) -> JSONResponse:
     """The problem+json answer for a catalog code."""
     base_url = request.app.state.almanac.settings.base_url

@@ -8,10 +8,9 @@ resume, first run) and rule 4 (the retry 30 minutes after a failure, left by the
 from __future__ import annotations
 
 import functools
-from collections.abc import Collection, Mapping
+from collections.abc import Collection
 from dataclasses import dataclass
 from datetime import date, datetime
-from typing import Any
 
 from sqlalchemy import Connection, Engine, func, select
 
@@ -19,7 +18,7 @@ from almanac.platform.contract.context import today_in_zone
 from almanac.platform.contract.schedule import Schedule, is_due, parse_schedule
 from almanac.platform.lifecycle import RunTrigger, State
 from almanac.platform.store.engine import write_transaction
-from almanac.platform.store.plugins import open_run_requests, take_run_request
+from almanac.platform.store.plugins import OpenRunRequest, open_run_requests, take_run_request
 from almanac.platform.store.tables import plugins, runs, versions
 
 RUNNABLE = (State.APPROVED, State.FAILING)
@@ -98,11 +97,11 @@ def runnable_plugins(conn: Connection) -> dict[str, Runnable]:
     }
 
 
-def retry_stands(request: Mapping[str, Any], last_attempt: datetime | None) -> bool:
+def retry_stands(request: OpenRunRequest, last_attempt: datetime | None) -> bool:
     """Running rule 4: a failed run is retried once, 30 minutes later (the request's
     `not_before`), unless another attempt already ran after the failure; then the plug-in
     waits for its next scheduled time."""
-    return last_attempt is None or last_attempt <= request["requested_at"]
+    return last_attempt is None or last_attempt <= request.requested_at
 
 
 def plan_runs(
@@ -121,16 +120,16 @@ def plan_runs(
     orders: dict[str, RunOrder] = {}
     dropped: list[int] = []
     for request in open_run_requests(conn, now):
-        plugin = candidates.get(request["plugin_id"])
-        trigger = RunTrigger(request["trigger"])
-        if plugin is None or plugin.version_id != request["version_id"]:
-            dropped.append(request["id"])  # paused, removed, pending, or another version now
+        plugin = candidates.get(request.plugin_id)
+        trigger = RunTrigger(request.trigger)
+        if plugin is None or plugin.version_id != request.version_id:
+            dropped.append(request.id)  # paused, removed, pending, or another version now
             continue
         if trigger is RunTrigger.RETRY and not retry_stands(request, plugin.last_attempt):
-            dropped.append(request["id"])
+            dropped.append(request.id)
             continue
         if plugin.id in orders:
-            dropped.append(request["id"])  # one run answers every request left for it
+            dropped.append(request.id)  # one run answers every request left for it
             continue
         if plugin.id in in_flight or (known is not None and plugin.id not in known):
             continue
@@ -138,8 +137,8 @@ def plan_runs(
             plugin_id=plugin.id,
             trigger=trigger,
             today=today_in_zone(now, plugin.timezone),
-            run_key=f"request:{request['id']}",
-            request_id=request["id"],
+            run_key=f"request:{request.id}",
+            request_id=request.id,
         )
     for plugin in candidates.values():
         if plugin.id in orders or plugin.id in in_flight:

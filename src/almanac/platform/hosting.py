@@ -7,7 +7,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
 
 from sqlalchemy import Connection, select
 
@@ -172,13 +171,23 @@ def register_code(
     )
 
 
-def version_checks(conn: Connection, plugin_id: str, version_id: int) -> dict[str, Any]:
+@dataclass(frozen=True, slots=True)
+class VersionChecks:
+    """The checks a version page shows: the manifest's findings, the update findings (Versioning
+    rule 4) and the approved version they were judged against (None when none was approved)."""
+
+    manifest: list[Problem]
+    update: list[Problem]
+    against_version_id: int | None
+
+
+def version_checks(conn: Connection, plugin_id: str, version_id: int) -> VersionChecks:
     """The checks a version page shows: the manifest findings under today's contract, and the
     update findings against the approved version (none for the approved version itself)."""
     detail = store.version_detail(conn, plugin_id, version_id)
-    parsed = parse_manifest(detail["manifest"])
+    parsed = parse_manifest(detail.manifest)
     approved_id = store.plugin_status(conn, plugin_id).approved_version_id
     updates: list[Problem] = []
     if parsed.manifest is not None and approved_id not in (None, version_id):
         updates = update_findings(conn, plugin_id, parsed.manifest)
-    return {"manifest": parsed.problems, "update": updates, "against_version_id": approved_id}
+    return VersionChecks(manifest=parsed.problems, update=updates, against_version_id=approved_id)

@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 from fastapi import APIRouter, Depends, Request, status
 from sqlalchemy import Connection
@@ -27,10 +27,10 @@ from sqlalchemy.orm import Session
 
 from almanac.api.deps import Context, Db, Now, Operator
 from almanac.api.problems import ProblemError
+from almanac.api.routes.host_pages import findings, plugin_page, run_out, summary, version_page
 from almanac.api.schemas import RowIdQuery, VersionIdPath
 from almanac.api.schemas.host import (
     DigestIn,
-    FindingOut,
     FolderIn,
     HeldDecisionIn,
     HeldDecisionOut,
@@ -47,7 +47,6 @@ from almanac.api.schemas.host import (
 )
 from almanac.platform import hosting
 from almanac.platform.contract.pack import MAX_ARCHIVE_BYTES, CodeRefused, check_folder, check_pack
-from almanac.platform.contract.problems import Problem
 from almanac.platform.lifecycle import (
     DigestChanged,
     DigestNotCurrent,
@@ -56,7 +55,7 @@ from almanac.platform.lifecycle import (
 )
 from almanac.platform.store import plugins as store
 from almanac.platform.store.held import NothingHeld, decide_held
-from almanac.platform.store.reading import held_details, last_runs
+from almanac.platform.store.reading import last_runs
 from almanac.platform.store.retention import PurgeNotConfirmed, PurgeNotOffered, purge
 
 router = APIRouter(prefix="/host", tags=["host"])
@@ -110,72 +109,9 @@ def _write(db: Session) -> Iterator[Connection]:
         db.commit()
 
 
-def _findings(problems: list[Problem], base_url: str) -> list[FindingOut]:
-    return [FindingOut(**p.to_dict(base_url)) for p in problems]
-
-
-def _summary(s: store.PluginStatus) -> dict[str, Any]:
-    return {
-        "id": s.id,
-        "state": str(s.state),
-        "current_version": s.current_version,
-        "current_digest": s.current_digest,
-        "approved_version": s.approved_version,
-        "approved_digest": s.approved_digest,
-        "retain": s.retain,
-        "held": s.held,
-        "taken_down": s.taken_down,
-        "shelved": s.shelved,
-    }
-
-
-def _page(conn: Connection, plugin_id: str) -> HostPluginOut:
-    s = store.plugin_status(conn, plugin_id)
-    manifest: dict[str, Any] = {}
-    if s.current_version_id is not None:
-        manifest = store.version_detail(conn, plugin_id, s.current_version_id)["manifest"]
-    licence = manifest.get("licence", {})
-    takedown = None
-    if s.taken_down:
-        takedown = {
-            "reason": s.takedown_reason,
-            "note": s.takedown_note,
-            "message": s.takedown_message,
-            "digest": s.takedown_digest,
-        }
-    return HostPluginOut(
-        **_summary(s),
-        name=manifest.get("name", {}),
-        audience=manifest.get("audience"),
-        current_version_id=s.current_version_id,
-        approved_version_id=s.approved_version_id,
-        ever_approved=s.ever_approved,
-        publisher_organization_id=s.publisher_organization_id,
-        registered_at=s.registered_at,
-        retention={
-            "answer": s.retain,
-            "registered": s.retain_registered,
-            "recorded_by": s.retain_recorded_by,
-            "recorded_at": s.retain_recorded_at,
-            "purge_offered": s.retain == "no",
-            "licence": {
-                "holder": licence.get("holder"),
-                "attribution": licence.get("attribution"),
-                "terms": licence.get("terms"),
-                "retain": licence.get("retain"),
-            },
-        },
-        takedown=takedown,
-        last_runs=last_runs(conn, plugin_id),
-        held_series=held_details(conn, plugin_id),
-        versions=store.plugin_versions(conn, plugin_id),
-        moves=store.plugin_moves(conn, plugin_id),
-    )
-
-
 def _page_after(db: Session, plugin_id: str) -> HostPluginOut:
     with _refusals():
-        return _page(db.connection(), plugin_id)
+        return plugin_page(db.connection(), plugin_id)
 
 
 PACK_MEDIA_TYPE = "application/zip"
@@ -203,7 +139,7 @@ def _registered_out(ctx: Context, done: hosting.Registered) -> RegisteredOut:
         version=done.version,
         digest=done.digest,
         state=str(done.state),
-        warnings=_findings(done.warnings, ctx.settings.base_url),
+        warnings=findings(done.warnings, ctx.settings.base_url),
     )
 
 
@@ -272,7 +208,7 @@ def register_folder(
 @router.get("/plugins", response_model=list[PluginSummaryOut])
 def list_plugins(operator: Operator, db: Db) -> list[PluginSummaryOut]:
     """Every plug-in ever registered, removed ones too, by id."""
-    return [PluginSummaryOut(**_summary(s)) for s in store.all_plugins(db.connection())]
+    return [summary(s) for s in store.all_plugins(db.connection())]
 
 
 @router.get("/plugins/{plugin_id}", response_model=HostPluginOut)
@@ -280,7 +216,7 @@ def show_plugin(plugin_id: str, operator: Operator, db: Db) -> HostPluginOut:
     """The plug-in page: state, flags, retain answer with the licence terms, versions, the last
     five runs with their reasons, held details and every move with who and when."""
     with _refusals():
-        return _page(db.connection(), plugin_id)
+        return plugin_page(db.connection(), plugin_id)
 
 
 @router.get("/plugins/{plugin_id}/versions/{version_id}", response_model=VersionOut)
@@ -289,30 +225,8 @@ def show_version(
 ) -> VersionOut:
     """One version: digest, manifest, covered files (path, size, SHA-256) and its checks (the
     manifest, and Versioning rule 4 against the approved version)."""
-    conn = db.connection()
     with _refusals():
-        detail = store.version_detail(conn, plugin_id, version_id)
-        checks = hosting.version_checks(conn, plugin_id, version_id)
-        s = store.plugin_status(conn, plugin_id)
-    base_url = ctx.settings.base_url
-    return VersionOut(
-        id=detail["id"],
-        plugin_id=plugin_id,
-        version=detail["version"],
-        digest=detail["digest"],
-        origin=detail["origin"],
-        origin_by=detail["origin_by"],
-        arrived_at=detail["arrived_at"],
-        current=s.current_version_id == version_id,
-        approved=s.approved_version_id == version_id,
-        manifest=detail["manifest"],
-        files=detail["files"],
-        checks={
-            "manifest": _findings(checks["manifest"], base_url),
-            "update": _findings(checks["update"], base_url),
-            "against_version_id": checks["against_version_id"],
-        },
-    )
+        return version_page(db.connection(), plugin_id, version_id, ctx.settings.base_url)
 
 
 @router.get("/plugins/{plugin_id}/runs", response_model=list[RunOut])
@@ -322,7 +236,7 @@ def runs(plugin_id: str, operator: Operator, db: Db) -> list[RunOut]:
     conn = db.connection()
     with _refusals():
         store.plugin_status(conn, plugin_id)
-    return [RunOut(**row) for row in last_runs(conn, plugin_id)]
+    return [run_out(run) for run in last_runs(conn, plugin_id)]
 
 
 @router.post("/plugins/{plugin_id}/approve", response_model=HostPluginOut)

@@ -20,7 +20,7 @@ from almanac.platform.accounts.staff import grant_staff_role, revoke_staff_role
 from almanac.platform.store.engine import writing
 
 
-def add_staff_commands(commands: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def add_staff_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Register `staff grant` and `staff revoke` on the `almanac` command."""
     staff = commands.add_parser("staff", help="grant or revoke service staff roles")
     moves = staff.add_subparsers(dest="staff_command", required=True, metavar="<move>")

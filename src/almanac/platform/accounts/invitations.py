@@ -64,14 +64,14 @@ def request_invitation(
     if len(note) > MAX_NOTE:
         raise InvalidInput(f"note: at most {MAX_NOTE} characters")
     host = normalize_domain(domain)
-    recent = db.scalar(
+    recent = db.execute(
         select(func.count())
         .select_from(InvitationRequest)
         .where(
             InvitationRequest.email_key == key,
             InvitationRequest.created_at > now - ADDRESS_WINDOW,
         )
-    )
+    ).scalar_one()
     if recent >= REQUESTS_PER_ADDRESS:
         raise RateLimited(
             f"at most {REQUESTS_PER_ADDRESS} invitation requests a day per address; "

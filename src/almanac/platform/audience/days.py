@@ -10,22 +10,13 @@ public message goes beside them (see `PluginDays.notice`).
 
 from __future__ import annotations
 
-import json
 import re
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
 from datetime import date, datetime, timedelta
 from typing import Any
 
-from sqlalchemy import (
-    Connection,
-    and_,
-    bindparam,
-    func,
-    select,
-    text,
-    union_all,
-)
+from sqlalchemy import Connection, Row
 from sqlalchemy.orm import Session
 
 from almanac.platform.accounts.errors import InvalidInput
@@ -37,8 +28,15 @@ from almanac.platform.audience.visibility import (
     visible_plugins,
 )
 from almanac.platform.reader import MAX_DAYS, Day, from_stored, render_days
-from almanac.platform.store.reading import records_between
-from almanac.platform.store.tables import records, revisions
+from almanac.platform.store.reading import (
+    RevisionEntry,
+    SeriesWanted,
+    StoredRecord,
+    records_between,
+    records_for_days,
+    records_for_days_rows,
+    revision_histories,
+)
 
 LANGUAGE = re.compile(r"[A-Za-z]{2,3}(-[A-Za-z0-9]{1,8})*")
 
@@ -52,18 +50,6 @@ class PluginDays:
     status: str
     notice: str | None
     days: list[Day]
-
-
-@dataclass(frozen=True, slots=True)
-class _Stored:
-    """What `reader.from_stored` reads of a stored record."""
-
-    kind: str
-    series: str
-    date: date
-    discriminator: str
-    content: dict[str, Any]
-    moved_to: date | None
 
 
 def check_range(first: date, last: date) -> None:
@@ -126,54 +112,8 @@ def read_days(
     return result
 
 
-_COLUMNS = "r.id, r.plugin_id, r.series, r.date, r.discriminator, r.kind, r.content, r.moved_to"
-_HAPPENED_WITH_VALUE = (
-    "r.kind = 'event' AND r.moved_to IS NULL "
-    "AND CAST(r.content AS jsonb) ->> 'state' = 'happened' "
-    "AND jsonb_typeof(CAST(r.content AS jsonb) -> 'value') = 'number'"
-)
-# One statement for every shown plug-in. `wanted` lists each declared series; per series a
-# LATERAL index scan fetches the few records outside the range that render_days reads.
-_POSTGRES_DAYS = text(
-    f"""
-WITH wanted AS (
-  SELECT * FROM unnest(CAST(:plugin_ids AS varchar[]), CAST(:series AS varchar[]),
-                       CAST(:kinds AS varchar[])) AS w(plugin_id, series, kind)
-)
-SELECT {_COLUMNS} FROM records r
-WHERE r.plugin_id = ANY(CAST(:ids AS varchar[])) AND r.date BETWEEN :first AND :last
-  AND NOT r.withdrawn
-UNION ALL
-SELECT n.* FROM wanted w CROSS JOIN LATERAL (
-  SELECT {_COLUMNS} FROM records r
-  WHERE r.plugin_id = w.plugin_id AND r.series = w.series AND r.date <= :today
-    AND NOT r.withdrawn
-  ORDER BY r.date DESC, r.discriminator DESC LIMIT 1) n
-UNION ALL
-SELECT a.* FROM (SELECT * FROM wanted WHERE kind = 'value') w CROSS JOIN LATERAL (
-  SELECT {_COLUMNS} FROM records r
-  WHERE r.plugin_id = w.plugin_id AND r.series = w.series AND r.date > :last
-    AND NOT r.withdrawn
-  ORDER BY r.date, r.discriminator LIMIT 1) a
-UNION ALL
-SELECT b.* FROM (SELECT * FROM wanted WHERE kind = 'value') w CROSS JOIN LATERAL (
-  SELECT {_COLUMNS} FROM records r
-  WHERE r.plugin_id = w.plugin_id AND r.series = w.series AND r.date < :first
-    AND NOT r.withdrawn
-  ORDER BY r.date DESC, r.discriminator DESC LIMIT 2) b
-UNION ALL
-SELECT e.* FROM (
-  SELECT * FROM wanted w WHERE w.kind = 'event' AND EXISTS (
-    SELECT 1 FROM records r
-    WHERE r.plugin_id = w.plugin_id AND r.series = w.series
-      AND r.date BETWEEN :first AND :last AND NOT r.withdrawn AND {_HAPPENED_WITH_VALUE})
-) w CROSS JOIN LATERAL (
-  SELECT {_COLUMNS} FROM records r
-  WHERE r.plugin_id = w.plugin_id AND r.series = w.series AND r.date < :first
-    AND NOT r.withdrawn AND {_HAPPENED_WITH_VALUE}
-  ORDER BY r.date DESC, r.discriminator DESC LIMIT 1) e
-"""
-)
+def _wanted(plugins: Sequence[ReadablePlugin]) -> list[SeriesWanted]:
+    return [SeriesWanted(p.id, s.key, s.kind) for p in plugins for s in p.manifest.series]
 
 
 def day_records(
@@ -189,16 +129,10 @@ def day_records(
     newest); per value series its first record after the range and the two newest before it
     (rules 4 and 5); per event series with a happened value in the range, the newest happened
     event with a value before it (rule 6's change)."""
-    seen: set[int] = set()
     found: dict[str, list[dict[str, Any]]] = {}
-    for record_id, plugin_id, series, day, discriminator, kind, content, moved_to in day_rows(
-        conn, plugins, first, last, today
-    ):
-        if record_id in seen:
-            continue
-        seen.add(record_id)
-        stored = _Stored(kind, series, day, discriminator, json.loads(content), moved_to)
-        found.setdefault(plugin_id, []).append(from_stored(stored))
+    ids = [p.id for p in plugins]
+    for stored in records_for_days(conn, ids, _wanted(plugins), first, last, today):
+        found.setdefault(stored.plugin_id, []).append(from_stored(stored))
     return found
 
 
@@ -208,90 +142,11 @@ def day_rows(
     first: date,
     last: date,
     today: date,
-) -> list[Any]:
+) -> list[Row[Any]]:
     """The statement of `day_records` alone: (id, plugin, series, date, discriminator, kind,
     content text, moved_to) rows, a record possibly twice."""
-    wanted = [(p.id, s.key, s.kind) for p in plugins for s in p.manifest.series]
-    if not wanted:
-        return []
-    if conn.dialect.name == "postgresql":
-        return list(
-            conn.execute(
-                _POSTGRES_DAYS,
-                {
-                    "plugin_ids": [w[0] for w in wanted],
-                    "series": [w[1] for w in wanted],
-                    "kinds": [w[2] for w in wanted],
-                    "ids": [p.id for p in plugins],
-                    "first": first,
-                    "last": last,
-                    "today": today,
-                },
-            ).all()
-        )
-    return list(conn.execute(_portable_day_records(plugins, wanted, first, last, today)).all())
-
-
-_PORTABLE = (
-    records.c.id,
-    records.c.plugin_id,
-    records.c.series,
-    records.c.date,
-    records.c.discriminator,
-    records.c.kind,
-    records.c.content,
-    records.c.moved_to,
-)
-
-
-def _portable_day_records(
-    plugins: Sequence[ReadablePlugin],
-    wanted: Iterable[tuple[str, str, str]],
-    first: date,
-    last: date,
-    today: date,
-):  # type: ignore[no-untyped-def]
-    """The same records for a database without LATERAL (SQLite): one limited select per
-    series, joined by UNION ALL."""
-    live = records.c.withdrawn.is_(False)
-    happened = and_(
-        records.c.kind == "event",
-        records.c.moved_to.is_(None),
-        func.json_extract(records.c.content, "$.state") == "happened",
-        func.json_type(records.c.content, "$.value").in_(("integer", "real")),
-    )
-    parts = [
-        select(*_PORTABLE).where(
-            records.c.plugin_id.in_([p.id for p in plugins]),
-            records.c.date.between(first, last),
-            live,
-        )
-    ]
-    for plugin_id, series, kind in wanted:
-        own = and_(records.c.plugin_id == plugin_id, records.c.series == series, live)
-        newest = records.c.date.desc(), records.c.discriminator.desc()
-        limited = [
-            select(*_PORTABLE).where(own, records.c.date <= today).order_by(*newest).limit(1)
-        ]
-        if kind == "value":
-            limited.append(
-                select(*_PORTABLE)
-                .where(own, records.c.date > last)
-                .order_by(records.c.date, records.c.discriminator)
-                .limit(1)
-            )
-            limited.append(
-                select(*_PORTABLE).where(own, records.c.date < first).order_by(*newest).limit(2)
-            )
-        if kind == "event":
-            limited.append(
-                select(*_PORTABLE)
-                .where(own, happened, records.c.date < first)
-                .order_by(*newest)
-                .limit(1)
-            )
-        parts.extend(select(sub).select_from(sub) for sub in (q.subquery() for q in limited))
-    return union_all(*parts)
+    ids = [p.id for p in plugins]
+    return records_for_days_rows(conn, ids, _wanted(plugins), first, last, today)
 
 
 @dataclass(frozen=True, slots=True)
@@ -341,7 +196,7 @@ def plugin_records(
         return PluginRecords(plugin.id, plugin.takedown_message, [])
     conn = db.connection()
     stored = records_between(conn, [plugin.id], first, last, as_of=as_of)
-    history = _histories(conn, [s.record_id for s in stored], as_of)
+    histories = revision_histories(conn, [s.record_id for s in stored], as_of)
     return PluginRecords(
         plugin.id,
         None,
@@ -350,62 +205,19 @@ def plugin_records(
                 record=from_stored(s),
                 digest=s.digest,
                 since=s.since,
-                revisions=history.get(s.record_id, []),
+                revisions=[_history_entry(s, e) for e in histories.get(s.record_id, [])],
             )
             for s in stored
         ],
     )
 
 
-def _histories(
-    conn: Connection, record_ids: list[int], as_of: datetime | None
-) -> dict[int, list[RecordHistoryEntry]]:
-    """Every content of each record, oldest first, in two statements for all records: the kept
-    revisions and the current rows; with `as_of`, only what had begun by then."""
-    if not record_ids:
-        return {}
-    ids = bindparam("ids", expanding=True)
-    key = (records.c.id, records.c.kind, records.c.series, records.c.date, records.c.discriminator)
-    earlier = (
-        select(
-            *key,
-            revisions.c.content,
-            revisions.c.withdrawn,
-            revisions.c.moved_to,
-            revisions.c.digest,
-            revisions.c.valid_from,
-            revisions.c.valid_to,
-        )
-        .join(records, records.c.id == revisions.c.record_id)
-        .where(revisions.c.record_id.in_(ids))
+def _history_entry(stored: StoredRecord, entry: RevisionEntry) -> RecordHistoryEntry:
+    # The key never changes; each revision has its own content and moved date.
+    shape = replace(stored, content=entry.content, moved_to=entry.moved_to)
+    return RecordHistoryEntry(
+        from_stored(shape), entry.withdrawn, entry.digest, entry.valid_from, entry.valid_to
     )
-    current = select(
-        *key,
-        records.c.content,
-        records.c.withdrawn,
-        records.c.moved_to,
-        records.c.digest,
-        records.c.since,
-    ).where(records.c.id.in_(ids))
-    if as_of is not None:
-        earlier = earlier.where(revisions.c.valid_from <= as_of)
-        current = current.where(records.c.since <= as_of)
-    found: dict[int, list[RecordHistoryEntry]] = {}
-    given = {"ids": record_ids}
-    rows = [*conn.execute(earlier, given), *conn.execute(current, given)]
-    for row in rows:
-        shape = _Stored(
-            row.kind, row.series, row.date, row.discriminator, json.loads(row.content), row.moved_to
-        )
-        valid_to = row.valid_to if len(row) > 10 else None
-        valid_from = row.valid_from if len(row) > 10 else row.since
-        entry = RecordHistoryEntry(
-            from_stored(shape), bool(row.withdrawn), row.digest, valid_from, valid_to
-        )
-        found.setdefault(row.id, []).append(entry)
-    for entries in found.values():
-        entries.sort(key=lambda e: (e.valid_from, e.valid_to is None))
-    return found
 
 
 __all__ = [

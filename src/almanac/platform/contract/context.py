@@ -13,7 +13,7 @@ import json
 import re
 from collections.abc import Iterable, Mapping
 from datetime import UTC, date, datetime
-from typing import Any
+from typing import Any, TypeGuard
 from zoneinfo import ZoneInfo
 
 from almanac.platform.contract.manifest import Manifest
@@ -132,7 +132,7 @@ class _Findings:
         self.problems.append(Problem(code or self.code, f"{where}: {detail}", path=path))
 
 
-def _is_int(value: Any) -> bool:
+def _is_int(value: Any) -> TypeGuard[int]:
     return isinstance(value, int) and not isinstance(value, bool)
 
 

@@ -9,7 +9,8 @@ UTF-8 bytes; the digest is `sha256:<hex>` of that text, the same as
     find . -type f ... -printf '%P\\0' | LC_ALL=C sort -z | xargs -0 sha256sum | sha256sum
 
 A symbolic link anywhere in the folder is PLG-CODE-SYMLINK and is never followed (`.git/` and
-`node_modules/` are not walked: they are never packed). A covered file that is not `.mjs`,
+`node_modules/` at the top and any `.DS_Store`, links or not, are not walked: they are never
+packed; `walk_folder` is the one walk of `pack` and the digest). A covered file that is not `.mjs`,
 `.json`, `.md`, `.txt` or `LICENSE` ("Limits": code file types), a special file, or a name that is
 not UTF-8 or holds a backslash or control character is PLG-CODE-FILE-TYPE.
 """
@@ -19,9 +20,10 @@ from __future__ import annotations
 import hashlib
 import os
 import stat
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Literal
 
 from almanac.platform.contract.problems import Problem
 
@@ -75,44 +77,64 @@ def is_covered(path: str) -> bool:
     return not any(part in EXCLUDED_ANYWHERE for part in parts)
 
 
+@dataclass(frozen=True, slots=True)
+class FolderEntry:
+    """An entry met walking a plug-in folder: its `/`-separated path in the folder, what it is,
+    how many folders it lies in, its size in bytes (of a file) and where it is on disk."""
+
+    path: str
+    kind: Literal["file", "folder", "link", "special"]
+    depth: int
+    size: int
+    location: Path
+
+
+def walk_folder(folder: str | os.PathLike[str]) -> Iterator[FolderEntry]:
+    """Every entry of a plug-in folder, depth first, each folder's entries in the UTF-8 order of
+    their names and a folder before what it holds. Links are never followed; `.git/` and
+    `node_modules/` at the top and any `.DS_Store` are passed over: they are never packed."""
+
+    def visit(directory: Path, prefix: str, depth: int) -> Iterator[FolderEntry]:
+        with os.scandir(directory) as found:
+            entries = sorted(found, key=lambda e: _utf8_key(e.name))
+        for entry in entries:
+            if (not prefix and entry.name in NOT_WALKED_TOP) or entry.name in EXCLUDED_ANYWHERE:
+                continue
+            rel = prefix + entry.name
+            location = Path(entry.path)
+            if entry.is_symlink():
+                yield FolderEntry(rel, "link", depth, 0, location)
+                continue
+            mode = entry.stat(follow_symlinks=False)
+            if stat.S_ISDIR(mode.st_mode):
+                yield FolderEntry(rel, "folder", depth, 0, location)
+                yield from visit(location, rel + "/", depth + 1)
+            elif stat.S_ISREG(mode.st_mode):
+                yield FolderEntry(rel, "file", depth, mode.st_size, location)
+            else:
+                yield FolderEntry(rel, "special", depth, 0, location)
+
+    return visit(Path(folder), "", 0)
+
+
+def link_problem(path: str) -> Problem:
+    """PLG-CODE-SYMLINK for a symbolic link met in a folder."""
+    return Problem("PLG-CODE-SYMLINK", f"{path} is a symbolic link; links are never followed", path)
+
+
 def _walk(folder: Path) -> tuple[list[str], list[Problem]]:
     covered: list[str] = []
     problems: list[Problem] = []
-
-    def visit(directory: Path, prefix: str) -> None:
-        with os.scandir(directory) as entries:
-            for entry in sorted(entries, key=lambda e: _utf8_key(e.name)):
-                rel = prefix + entry.name
-                if entry.is_symlink():
-                    problems.append(
-                        Problem(
-                            "PLG-CODE-SYMLINK",
-                            f"{rel} is a symbolic link; links are never followed",
-                            path=rel,
-                        )
-                    )
-                    continue
-                if not prefix and entry.name in NOT_WALKED_TOP:
-                    continue
-                if entry.name in EXCLUDED_ANYWHERE:
-                    continue
-                mode = entry.stat(follow_symlinks=False).st_mode
-                if stat.S_ISDIR(mode):
-                    visit(Path(entry.path), rel + "/")
-                    continue
-                if not prefix and entry.name in EXCLUDED_TOP:
-                    continue
-                if prefix.split("/", 1)[0] in EXCLUDED_TOP:
-                    continue
-                if not stat.S_ISREG(mode):
-                    problems.append(
-                        Problem("PLG-CODE-FILE-TYPE", f"{rel} is not a regular file", path=rel)
-                    )
-                    continue
-                if _judge_code_file(rel, problems):
-                    covered.append(rel)
-
-    visit(folder, "")
+    for entry in walk_folder(folder):
+        rel = entry.path
+        if entry.kind == "link":
+            problems.append(link_problem(rel))
+        elif entry.kind == "folder" or not is_covered(rel):
+            continue
+        elif entry.kind == "special":
+            problems.append(Problem("PLG-CODE-FILE-TYPE", f"{rel} is not a regular file", path=rel))
+        elif _judge_code_file(rel, problems):
+            covered.append(rel)
     covered.sort(key=_utf8_key)
     return covered, problems
 

@@ -194,6 +194,8 @@ def icon_problem(icon: bytes) -> str | None:
         elif kind == b"IEND":
             break
         offset, index = end, index + 1
+    if header is None:  # the loop leaves only at IEND, and the first chunk was IHDR
+        return "is not a PNG (the first chunk is not IHDR)"
     width, height, depth, colour, _compression, _filter, interlace = header
     if (width, height) != (ICON_SIZE, ICON_SIZE):
         return f"is {width}x{height}; it must be {ICON_SIZE}x{ICON_SIZE}"

@@ -31,11 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from almanac.platform.contract.context import check_fixture_context
-from almanac.platform.contract.digest import (
-    EXCLUDED_ANYWHERE,
-    NOT_WALKED_TOP,
-    files_digest,
-)
+from almanac.platform.contract.digest import files_digest, link_problem, walk_folder
 from almanac.platform.contract.manifest import Manifest, parse_manifest
 from almanac.platform.contract.problems import Problem
 from almanac.platform.contract.rules import ID_PATTERN
@@ -448,36 +444,26 @@ def folder_files(folder: str | os.PathLike[str]) -> dict[str, bytes]:
     files: dict[str, bytes] = {}
     problems: list[Problem] = []
     size = 0
-
-    def visit(directory: Path, prefix: str, deep: int) -> None:
-        nonlocal size
-        with os.scandir(directory) as found:
-            for entry in sorted(found, key=lambda e: e.name):
-                rel = prefix + entry.name
-                if (not prefix and entry.name in NOT_WALKED_TOP) or entry.name in EXCLUDED_ANYWHERE:
-                    continue
-                if entry.is_symlink():
-                    message = f"{rel} is a symbolic link; links are never followed"
-                    problems.append(Problem("PLG-CODE-SYMLINK", message, path=rel))
-                elif entry.is_dir(follow_symlinks=False):
-                    if deep >= MAX_FOLDERS_DEEP:
-                        message = f"{rel} is more than {MAX_FOLDERS_DEEP} folders deep"
-                        raise _refuse("PLG-ZIP-TOO-DEEP", message, rel)
-                    visit(Path(entry.path), rel + "/", deep + 1)
-                elif entry.is_file(follow_symlinks=False):
-                    if len(files) >= MAX_ENTRIES:
-                        message = f"the folder holds more than {MAX_ENTRIES} files"
-                        raise _refuse("PLG-ZIP-TOO-MANY-ENTRIES", message)
-                    size += entry.stat(follow_symlinks=False).st_size
-                    if size > MAX_UNCOMPRESSED_BYTES:
-                        message = f"the folder holds more than {MAX_UNCOMPRESSED_BYTES} bytes"
-                        raise _refuse("PLG-ZIP-UNCOMPRESSED-TOO-LARGE", message)
-                    files[rel] = Path(entry.path).read_bytes()
-                else:
-                    message = f"{rel} is not a regular file"
-                    problems.append(Problem("PLG-CODE-FILE-TYPE", message, path=rel))
-
-    visit(root, "", 0)
+    for entry in walk_folder(root):
+        rel = entry.path
+        if entry.kind == "link":
+            problems.append(link_problem(rel))
+        elif entry.kind == "folder":
+            if entry.depth >= MAX_FOLDERS_DEEP:
+                message = f"{rel} is more than {MAX_FOLDERS_DEEP} folders deep"
+                raise _refuse("PLG-ZIP-TOO-DEEP", message, rel)
+        elif entry.kind == "file":
+            if len(files) >= MAX_ENTRIES:
+                message = f"the folder holds more than {MAX_ENTRIES} files"
+                raise _refuse("PLG-ZIP-TOO-MANY-ENTRIES", message)
+            size += entry.size
+            if size > MAX_UNCOMPRESSED_BYTES:
+                message = f"the folder holds more than {MAX_UNCOMPRESSED_BYTES} bytes"
+                raise _refuse("PLG-ZIP-UNCOMPRESSED-TOO-LARGE", message)
+            files[rel] = entry.location.read_bytes()
+        else:
+            message = f"{rel} is not a regular file"
+            problems.append(Problem("PLG-CODE-FILE-TYPE", message, path=rel))
     if problems:
         raise CodeRefused(problems)
     return files

@@ -448,7 +448,7 @@ class _Batch:
             ok = False
         if not ok:
             return False
-        key = record_key(record, self.dating[series])
+        key = record_key(record, self.dating[record["series"]])
         return not self.repeated(key, self.seen, record, line)
 
     def link(self, url: Any, line: int) -> bool:

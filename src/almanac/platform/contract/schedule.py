@@ -16,6 +16,7 @@ repeated by a clock change runs once, at its first instant. Every instant here i
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
@@ -125,7 +126,7 @@ def parse_schedule(text: str) -> Schedule:
     return schedule
 
 
-def _cycle_days():
+def _cycle_days() -> Iterator[date]:
     for offset in range(_CYCLE_DAYS):
         yield _CYCLE_START + timedelta(days=offset)
 

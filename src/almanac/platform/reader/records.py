@@ -3,26 +3,27 @@
 
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import Mapping
-from datetime import date
 from typing import Any, Protocol
 
 
 class StoredLike(Protocol):
     """What the store keeps of a record as it stands: `store.reading.StoredRecord` has it."""
 
+    # `dt.date`: in the class body the property `date` hides the type of the same name.
     @property
     def kind(self) -> str: ...
     @property
     def series(self) -> str: ...
     @property
-    def date(self) -> date: ...
+    def date(self) -> dt.date: ...
     @property
     def discriminator(self) -> str: ...
     @property
     def content(self) -> Mapping[str, Any]: ...
     @property
-    def moved_to(self) -> date | None: ...
+    def moved_to(self) -> dt.date | None: ...
 
 
 def from_stored(stored: StoredLike) -> dict[str, Any]:

@@ -337,11 +337,11 @@ class _Reading:
         }
         moved_to = record.get("movedTo")
         if moved_to:
-            row.update(state="moved", note=f"{WORDS.moved_to} {moved_to}")
+            row["state"], row["note"] = "moved", f"{WORDS.moved_to} {moved_to}"
         elif record["state"] == "scheduled":
-            row.update(state="scheduled", note=WORDS.scheduled)
+            row["state"], row["note"] = "scheduled", WORDS.scheduled
         elif record["state"] == "cancelled":
-            row.update(state="cancelled", note=WORDS.cancelled)
+            row["state"], row["note"] = "cancelled", WORDS.cancelled
         elif is_number(record.get("value")):
             self._happened_with_value(series, record, row)
         return row

@@ -3,6 +3,7 @@ records and their revisions, and Held details."""
 
 from __future__ import annotations
 
+import datetime as dt
 from datetime import date, datetime
 from typing import Any
 
@@ -186,10 +187,11 @@ class Record(Base):
         UniqueConstraint("plugin_id", "date", "series", "discriminator"),
     )
 
+    # `dt.date`: in the class body the column `date` hides the type of the same name.
     id: Mapped[int] = mapped_column(BigId, primary_key=True, autoincrement=True)
     plugin_id: Mapped[str] = mapped_column(String(48))
     series: Mapped[str] = mapped_column(String(48))
-    date: Mapped[date] = mapped_column(Date)
+    date: Mapped[dt.date] = mapped_column(Date)
     discriminator: Mapped[str] = mapped_column(String(64))
     kind: Mapped[str] = mapped_column(String(8))
     content: Mapped[str] = mapped_column(Text)
@@ -199,7 +201,7 @@ class Record(Base):
     since: Mapped[datetime] = mapped_column(UTCDateTime)
     misses: Mapped[int] = mapped_column(Integer, default=0)
     withdrawn: Mapped[bool] = mapped_column(Boolean, default=False)
-    moved_to: Mapped[date | None] = mapped_column(Date)
+    moved_to: Mapped[dt.date | None] = mapped_column(Date)
 
 
 class Revision(Base):

@@ -12,7 +12,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import Connection, func, insert, select, update
+from sqlalchemy import Connection, RowMapping, func, insert, select, update
 
 from almanac.platform.lifecycle import (
     Facts,
@@ -90,6 +90,67 @@ class PluginStatus:
 
 
 @dataclass(frozen=True, slots=True)
+class KeptVersion:
+    """A version kept for a plug-in: its number, digest, and how and when it arrived."""
+
+    id: int
+    version: str
+    digest: str
+    origin: str
+    origin_by: str
+    arrived_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class CoveredFile:
+    """A file the version's digest covers: path, size in bytes and SHA-256 (hex)."""
+
+    path: str
+    size: int
+    sha256: str
+
+
+@dataclass(frozen=True, slots=True)
+class VersionDetail(KeptVersion):
+    """One kept version in full: the plug-in, the manifest and the covered files in path order."""
+
+    plugin_id: str
+    manifest: dict[str, Any]
+    files: list[CoveredFile]
+
+
+@dataclass(frozen=True, slots=True)
+class RecordedMove:
+    """A move recorded in the plug-in's history: what, from and to which state, the version,
+    who and when, and the move's own details (a roll back's reason, a retain answer...)."""
+
+    id: int
+    plugin_id: str
+    action: str
+    from_state: str | None
+    to_state: str | None
+    version_id: int | None
+    by: str
+    at: datetime
+    detail: dict[str, Any] | None
+
+
+@dataclass(frozen=True, slots=True)
+class OpenRunRequest:
+    """A run request left for the sensor: the version to run, why, who asked and when, and the
+    moment before which it does not start; `taken_at` None while not yet taken."""
+
+    id: int
+    plugin_id: str
+    version_id: int
+    trigger: str
+    requested_by: str
+    requested_at: datetime
+    not_before: datetime
+    taken_at: datetime | None
+
+
+@dataclass(frozen=True, slots=True)
 class ApprovedCode:
     """The approved version's code, to be hashed again before each run."""
 
@@ -101,13 +162,13 @@ class ApprovedCode:
 
 
 def lock_plugin(conn: Connection, plugin_id: str) -> Mapping[str, Any]:
-    """The plug-in row, locked until the transaction ends (FOR UPDATE on PostgreSQL; on SQLite
-    the transaction already holds the write lock)."""
+    """The plug-in row by column name, locked until the transaction ends (FOR UPDATE on
+    PostgreSQL; on SQLite the transaction already holds the write lock)."""
     query = select(plugins).where(plugins.c.id == plugin_id).with_for_update()
-    row = conn.execute(query).mappings().first()
+    row = conn.execute(query).first()
     if row is None:
         raise UnknownPlugin(f"no plug-in has the id {plugin_id!r}")
-    return row
+    return row._asdict()
 
 
 def _digest_of(conn: Connection, version_id: int | None) -> str | None:
@@ -537,7 +598,7 @@ _STATUS_QUERY = (
 """A plug-in row with its current and approved versions' numbers and digests, in one read."""
 
 
-def _status(row: Mapping[str, Any]) -> PluginStatus:
+def _status(row: RowMapping) -> PluginStatus:
     return PluginStatus(
         id=row["id"],
         state=State(row["state"]),
@@ -601,7 +662,7 @@ def set_publisher(
     )
 
 
-def plugin_versions(conn: Connection, plugin_id: str) -> list[dict[str, Any]]:
+def plugin_versions(conn: Connection, plugin_id: str) -> list[KeptVersion]:
     """Every version kept for the plug-in, newest first: id, version, digest, origin, arrival."""
     query = (
         select(
@@ -615,19 +676,25 @@ def plugin_versions(conn: Connection, plugin_id: str) -> list[dict[str, Any]]:
         .where(versions.c.plugin_id == plugin_id)
         .order_by(versions.c.id.desc())
     )
-    return [dict(r) for r in conn.execute(query).mappings()]
+    return [
+        KeptVersion(
+            id=r.id,
+            version=r.version,
+            digest=r.digest,
+            origin=r.origin,
+            origin_by=r.origin_by,
+            arrived_at=r.arrived_at,
+        )
+        for r in conn.execute(query)
+    ]
 
 
-def version_detail(conn: Connection, plugin_id: str, version_id: int) -> dict[str, Any]:
+def version_detail(conn: Connection, plugin_id: str, version_id: int) -> VersionDetail:
     """One kept version of the plug-in: its row (manifest included) and its covered files with
     size and SHA-256, in path order; UnknownPlugin when the plug-in has no such version."""
-    row = (
-        conn.execute(
-            select(versions).where(versions.c.id == version_id, versions.c.plugin_id == plugin_id)
-        )
-        .mappings()
-        .first()
-    )
+    row = conn.execute(
+        select(versions).where(versions.c.id == version_id, versions.c.plugin_id == plugin_id)
+    ).first()
     if row is None:
         raise UnknownPlugin(f"plug-in {plugin_id!r} has no version {version_id}")
     files = conn.execute(
@@ -636,16 +703,39 @@ def version_detail(conn: Connection, plugin_id: str, version_id: int) -> dict[st
         .where(version_files.c.version_id == version_id)
     ).all()
     listed = sorted(
-        ({"path": p, "size": int(size), "sha256": sha} for p, sha, size in files),
-        key=lambda f: f["path"].encode("utf-8"),
+        (CoveredFile(path=p, size=int(size), sha256=sha) for p, sha, size in files),
+        key=lambda f: f.path.encode("utf-8"),
     )
-    return {**row, "files": listed}
+    return VersionDetail(
+        id=row.id,
+        version=row.version,
+        digest=row.digest,
+        origin=row.origin,
+        origin_by=row.origin_by,
+        arrived_at=row.arrived_at,
+        plugin_id=row.plugin_id,
+        manifest=row.manifest,
+        files=listed,
+    )
 
 
-def plugin_moves(conn: Connection, plugin_id: str) -> list[dict[str, Any]]:
+def plugin_moves(conn: Connection, plugin_id: str) -> list[RecordedMove]:
     """Every recorded move of the plug-in, oldest first."""
     query = select(moves).where(moves.c.plugin_id == plugin_id).order_by(moves.c.id)
-    return [dict(r) for r in conn.execute(query).mappings()]
+    return [
+        RecordedMove(
+            id=r.id,
+            plugin_id=r.plugin_id,
+            action=r.action,
+            from_state=r.from_state,
+            to_state=r.to_state,
+            version_id=r.version_id,
+            by=r.by,
+            at=r.at,
+            detail=r.detail,
+        )
+        for r in conn.execute(query)
+    ]
 
 
 def approved_code(conn: Connection, plugin_id: str) -> ApprovedCode:
@@ -672,14 +762,26 @@ def approved_code(conn: Connection, plugin_id: str) -> ApprovedCode:
     )
 
 
-def open_run_requests(conn: Connection, now: datetime) -> list[dict[str, Any]]:
+def open_run_requests(conn: Connection, now: datetime) -> list[OpenRunRequest]:
     """Run requests due at `now` and not yet taken, oldest first (for the sensor)."""
     query = (
         select(requests)
         .where(requests.c.taken_at.is_(None), requests.c.not_before <= now)
         .order_by(requests.c.id)
     )
-    return [dict(r) for r in conn.execute(query).mappings()]
+    return [
+        OpenRunRequest(
+            id=r.id,
+            plugin_id=r.plugin_id,
+            version_id=r.version_id,
+            trigger=r.trigger,
+            requested_by=r.requested_by,
+            requested_at=r.requested_at,
+            not_before=r.not_before,
+            taken_at=r.taken_at,
+        )
+        for r in conn.execute(query)
+    ]
 
 
 def take_run_request(conn: Connection, request_id: int, now: datetime) -> bool:

@@ -1,15 +1,29 @@
 """Reading the store: series state for the run context, records over a range of days (current
-or as they stood at a past moment), a record's revision history, the last runs, Held details."""
+or as they stood at a past moment), the records a reader's days are drawn from, records'
+revision histories, the last runs, Held details."""
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime
-from typing import Any
+from typing import Any, NamedTuple
 
-from sqlalchemy import Connection, and_, func, literal, select, union_all
+from sqlalchemy import (
+    BindParameter,
+    CompoundSelect,
+    Connection,
+    Row,
+    and_,
+    bindparam,
+    func,
+    literal,
+    select,
+    text,
+    union_all,
+)
 
 from almanac.platform.store.tables import (
     held_series,
@@ -39,14 +53,15 @@ class StoredRecord:
     """A record as it stands (or stood): key, content and the run, version and digest that
     wrote that content."""
 
+    # `dt.date`: in the class body the field `date` hides the type of the same name.
     record_id: int
     plugin_id: str
     series: str
-    date: date
+    date: dt.date
     discriminator: str
     kind: str
     content: dict[str, Any]
-    moved_to: date | None
+    moved_to: dt.date | None
     run_id: int
     version_id: int
     digest: str
@@ -167,6 +182,206 @@ def records_between(
     ]
 
 
+class SeriesWanted(NamedTuple):
+    """A declared series whose records a reader's days are drawn from."""
+
+    plugin_id: str
+    series: str
+    kind: str
+
+
+@dataclass(frozen=True, slots=True)
+class DayRecord:
+    """A current record a reader's days are drawn from: what `reader.from_stored` reads, and
+    the record's id and plug-in."""
+
+    # `dt.date`: in the class body the field `date` hides the type of the same name.
+    record_id: int
+    plugin_id: str
+    series: str
+    date: dt.date
+    discriminator: str
+    kind: str
+    content: dict[str, Any]
+    moved_to: dt.date | None
+
+
+_COLUMNS = "r.id, r.plugin_id, r.series, r.date, r.discriminator, r.kind, r.content, r.moved_to"
+_HAPPENED_WITH_VALUE = (
+    "r.kind = 'event' AND r.moved_to IS NULL "
+    "AND CAST(r.content AS jsonb) ->> 'state' = 'happened' "
+    "AND jsonb_typeof(CAST(r.content AS jsonb) -> 'value') = 'number'"
+)
+# One statement for every shown plug-in. `wanted` lists each declared series; per series a
+# LATERAL index scan fetches the few records outside the range that render_days reads.
+_POSTGRES_DAYS = text(
+    f"""
+WITH wanted AS (
+  SELECT * FROM unnest(CAST(:plugin_ids AS varchar[]), CAST(:series AS varchar[]),
+                       CAST(:kinds AS varchar[])) AS w(plugin_id, series, kind)
+)
+SELECT {_COLUMNS} FROM records r
+WHERE r.plugin_id = ANY(CAST(:ids AS varchar[])) AND r.date BETWEEN :first AND :last
+  AND NOT r.withdrawn
+UNION ALL
+SELECT n.* FROM wanted w CROSS JOIN LATERAL (
+  SELECT {_COLUMNS} FROM records r
+  WHERE r.plugin_id = w.plugin_id AND r.series = w.series AND r.date <= :today
+    AND NOT r.withdrawn
+  ORDER BY r.date DESC, r.discriminator DESC LIMIT 1) n
+UNION ALL
+SELECT a.* FROM (SELECT * FROM wanted WHERE kind = 'value') w CROSS JOIN LATERAL (
+  SELECT {_COLUMNS} FROM records r
+  WHERE r.plugin_id = w.plugin_id AND r.series = w.series AND r.date > :last
+    AND NOT r.withdrawn
+  ORDER BY r.date, r.discriminator LIMIT 1) a
+UNION ALL
+SELECT b.* FROM (SELECT * FROM wanted WHERE kind = 'value') w CROSS JOIN LATERAL (
+  SELECT {_COLUMNS} FROM records r
+  WHERE r.plugin_id = w.plugin_id AND r.series = w.series AND r.date < :first
+    AND NOT r.withdrawn
+  ORDER BY r.date DESC, r.discriminator DESC LIMIT 2) b
+UNION ALL
+SELECT e.* FROM (
+  SELECT * FROM wanted w WHERE w.kind = 'event' AND EXISTS (
+    SELECT 1 FROM records r
+    WHERE r.plugin_id = w.plugin_id AND r.series = w.series
+      AND r.date BETWEEN :first AND :last AND NOT r.withdrawn AND {_HAPPENED_WITH_VALUE})
+) w CROSS JOIN LATERAL (
+  SELECT {_COLUMNS} FROM records r
+  WHERE r.plugin_id = w.plugin_id AND r.series = w.series AND r.date < :first
+    AND NOT r.withdrawn AND {_HAPPENED_WITH_VALUE}
+  ORDER BY r.date DESC, r.discriminator DESC LIMIT 1) e
+"""
+)
+
+
+def records_for_days_rows(
+    conn: Connection,
+    plugin_ids: Sequence[str],
+    wanted: Sequence[SeriesWanted],
+    first: date,
+    last: date,
+    today: date,
+) -> list[Row[Any]]:
+    """The statement of `records_for_days` alone: (id, plugin, series, date, discriminator,
+    kind, content text, moved_to) rows, a record possibly twice."""
+    if not wanted:
+        return []
+    if conn.dialect.name == "postgresql":
+        return list(
+            conn.execute(
+                _POSTGRES_DAYS,
+                {
+                    "plugin_ids": [w.plugin_id for w in wanted],
+                    "series": [w.series for w in wanted],
+                    "kinds": [w.kind for w in wanted],
+                    "ids": list(plugin_ids),
+                    "first": first,
+                    "last": last,
+                    "today": today,
+                },
+            ).all()
+        )
+    return list(conn.execute(_portable_days(plugin_ids, wanted, first, last, today)).all())
+
+
+def records_for_days(
+    conn: Connection,
+    plugin_ids: Sequence[str],
+    wanted: Sequence[SeriesWanted],
+    first: date,
+    last: date,
+    today: date,
+) -> list[DayRecord]:
+    """The current records (withdrawn left out) of these plug-ins that a reader's days
+    `first`..`last` seen on `today` are drawn from, each once: every record in the range; per
+    wanted series its newest record on or before `today`; per value series its first record
+    after the range and the two newest before it; per event series with a happened value in
+    the range, the newest happened event with a value before it."""
+    seen: set[int] = set()
+    found: list[DayRecord] = []
+    for row in records_for_days_rows(conn, plugin_ids, wanted, first, last, today):
+        if row.id in seen:
+            continue
+        seen.add(row.id)
+        found.append(
+            DayRecord(
+                record_id=row.id,
+                plugin_id=row.plugin_id,
+                series=row.series,
+                date=row.date,
+                discriminator=row.discriminator,
+                kind=row.kind,
+                content=json.loads(row.content),
+                moved_to=row.moved_to,
+            )
+        )
+    return found
+
+
+_PORTABLE = (
+    records.c.id,
+    records.c.plugin_id,
+    records.c.series,
+    records.c.date,
+    records.c.discriminator,
+    records.c.kind,
+    records.c.content,
+    records.c.moved_to,
+)
+
+
+def _portable_days(
+    plugin_ids: Sequence[str],
+    wanted: Iterable[SeriesWanted],
+    first: date,
+    last: date,
+    today: date,
+) -> CompoundSelect[Any]:
+    """The same records for a database without LATERAL (SQLite): one limited select per
+    series, joined by UNION ALL."""
+    live = records.c.withdrawn.is_(False)
+    happened = and_(
+        records.c.kind == "event",
+        records.c.moved_to.is_(None),
+        func.json_extract(records.c.content, "$.state") == "happened",
+        func.json_type(records.c.content, "$.value").in_(("integer", "real")),
+    )
+    parts = [
+        select(*_PORTABLE).where(
+            records.c.plugin_id.in_(list(plugin_ids)),
+            records.c.date.between(first, last),
+            live,
+        )
+    ]
+    for plugin_id, series, kind in wanted:
+        own = and_(records.c.plugin_id == plugin_id, records.c.series == series, live)
+        newest = records.c.date.desc(), records.c.discriminator.desc()
+        limited = [
+            select(*_PORTABLE).where(own, records.c.date <= today).order_by(*newest).limit(1)
+        ]
+        if kind == "value":
+            limited.append(
+                select(*_PORTABLE)
+                .where(own, records.c.date > last)
+                .order_by(records.c.date, records.c.discriminator)
+                .limit(1)
+            )
+            limited.append(
+                select(*_PORTABLE).where(own, records.c.date < first).order_by(*newest).limit(2)
+            )
+        if kind == "event":
+            limited.append(
+                select(*_PORTABLE)
+                .where(own, happened, records.c.date < first)
+                .order_by(*newest)
+                .limit(1)
+            )
+        parts.extend(select(sub).select_from(sub) for sub in (q.subquery() for q in limited))
+    return union_all(*parts)
+
+
 def find_record(
     conn: Connection, plugin_id: str, series: str, day: date, discriminator: str = ""
 ) -> int | None:
@@ -181,73 +396,208 @@ def find_record(
     ).scalar()
 
 
-def revision_history(conn: Connection, record_id: int) -> list[RevisionEntry]:
-    """Every content and state the record had, oldest first; the last entry is current."""
-    earlier = conn.execute(
-        select(revisions).where(revisions.c.record_id == record_id).order_by(revisions.c.id)
-    ).mappings()
-    entries = [
-        RevisionEntry(
-            content=json.loads(r["content"]),
-            withdrawn=bool(r["withdrawn"]),
-            moved_to=r["moved_to"],
-            run_id=r["run_id"],
-            version_id=r["version_id"],
-            digest=r["digest"],
-            valid_from=r["valid_from"],
-            valid_to=r["valid_to"],
-        )
-        for r in earlier
-    ]
-    now = conn.execute(select(records).where(records.c.id == record_id)).mappings().first()
-    if now is not None:
-        entries.append(
+def revision_histories(
+    conn: Connection, record_ids: Sequence[int], as_of: datetime | None = None
+) -> dict[int, list[RevisionEntry]]:
+    """Every content and state each record had, oldest first, the current one last, in two
+    statements for all records; with `as_of`, only what had begun by then."""
+    if not record_ids:
+        return {}
+    ids: BindParameter[list[int]] = bindparam("ids", expanding=True)
+    earlier = select(revisions).where(revisions.c.record_id.in_(ids)).order_by(revisions.c.id)
+    current = select(records).where(records.c.id.in_(ids))
+    if as_of is not None:
+        earlier = earlier.where(revisions.c.valid_from <= as_of)
+        current = current.where(records.c.since <= as_of)
+    given = {"ids": list(record_ids)}
+    found: dict[int, list[RevisionEntry]] = {}
+    for r in conn.execute(earlier, given):
+        found.setdefault(r.record_id, []).append(
             RevisionEntry(
-                content=json.loads(now["content"]),
-                withdrawn=bool(now["withdrawn"]),
-                moved_to=now["moved_to"],
-                run_id=now["run_id"],
-                version_id=now["version_id"],
-                digest=now["digest"],
-                valid_from=now["since"],
+                content=json.loads(r.content),
+                withdrawn=bool(r.withdrawn),
+                moved_to=r.moved_to,
+                run_id=r.run_id,
+                version_id=r.version_id,
+                digest=r.digest,
+                valid_from=r.valid_from,
+                valid_to=r.valid_to,
+            )
+        )
+    for r in conn.execute(current, given):
+        found.setdefault(r.id, []).append(
+            RevisionEntry(
+                content=json.loads(r.content),
+                withdrawn=bool(r.withdrawn),
+                moved_to=r.moved_to,
+                run_id=r.run_id,
+                version_id=r.version_id,
+                digest=r.digest,
+                valid_from=r.since,
                 valid_to=None,
             )
         )
-    return entries
+    return found
 
 
-def record_state(conn: Connection, record_id: int) -> dict[str, Any]:
+def revision_history(conn: Connection, record_id: int) -> list[RevisionEntry]:
+    """Every content and state the record had, oldest first; the last entry is current."""
+    return revision_histories(conn, [record_id]).get(record_id, [])
+
+
+@dataclass(frozen=True, slots=True)
+class RecordState:
+    """The stored row of a record: its key, content and who wrote it, misses, withdrawn and
+    moved_to."""
+
+    # `dt.date`: in the class body the field `date` hides the type of the same name.
+    id: int
+    plugin_id: str
+    series: str
+    date: dt.date
+    discriminator: str
+    kind: str
+    content: dict[str, Any]
+    run_id: int
+    version_id: int
+    digest: str
+    since: datetime
+    misses: int
+    withdrawn: bool
+    moved_to: dt.date | None
+
+
+def record_state(conn: Connection, record_id: int) -> RecordState:
     """The stored row of a record: misses, withdrawn, moved_to, content and who wrote it."""
-    row = conn.execute(select(records).where(records.c.id == record_id)).mappings().one()
-    return {**row, "content": json.loads(row["content"])}
+    row = conn.execute(select(records).where(records.c.id == record_id)).one()
+    return RecordState(
+        id=row.id,
+        plugin_id=row.plugin_id,
+        series=row.series,
+        date=row.date,
+        discriminator=row.discriminator,
+        kind=row.kind,
+        content=json.loads(row.content),
+        run_id=row.run_id,
+        version_id=row.version_id,
+        digest=row.digest,
+        since=row.since,
+        misses=row.misses,
+        withdrawn=row.withdrawn,
+        moved_to=row.moved_to,
+    )
 
 
-def last_runs(conn: Connection, plugin_id: str, limit: int = LAST_RUNS) -> list[dict[str, Any]]:
+@dataclass(frozen=True, slots=True)
+class RunSource:
+    """A source downloaded for a run: its place in the manifest's list, name, final URL, bytes,
+    SHA-256 and when it was fetched."""
+
+    run_id: int
+    position: int
+    name: str
+    final_url: str
+    bytes: int
+    sha256: str
+    fetched_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class StoredRun:
+    """One attempt as kept: version, digest, Node version, the locked room's layers, trigger,
+    times, counts, outcome and reason, and the sources it downloaded in order."""
+
+    id: int
+    plugin_id: str
+    version_id: int
+    digest: str
+    node_version: str | None
+    layers: dict[str, bool] | None
+    trigger: str
+    request_id: int | None
+    today: date
+    backfill: bool
+    started_at: datetime
+    ended_at: datetime
+    outcome: str
+    reason: str | None
+    new: int
+    revised: int
+    unchanged: int
+    moved: int
+    missed: int
+    withdrawn: int
+    returned: int
+    sources: list[RunSource]
+
+
+def last_runs(conn: Connection, plugin_id: str, limit: int = LAST_RUNS) -> list[StoredRun]:
     """The plug-in's newest runs, newest first, each with its sources (the host shows five)."""
-    rows = [
-        dict(r)
-        for r in conn.execute(
-            select(runs)
-            .where(runs.c.plugin_id == plugin_id)
-            .order_by(runs.c.id.desc())
-            .limit(limit)
-        ).mappings()
-    ]
+    rows = conn.execute(
+        select(runs).where(runs.c.plugin_id == plugin_id).order_by(runs.c.id.desc()).limit(limit)
+    ).all()
+    by_run: dict[int, list[RunSource]] = {}
     if rows:
         sources = conn.execute(
             select(run_sources)
-            .where(run_sources.c.run_id.in_([r["id"] for r in rows]))
+            .where(run_sources.c.run_id.in_([r.id for r in rows]))
             .order_by(run_sources.c.run_id, run_sources.c.position)
-        ).mappings()
-        by_run: dict[int, list[dict[str, Any]]] = {}
+        )
         for source in sources:
-            by_run.setdefault(source["run_id"], []).append(dict(source))
-        for row in rows:
-            row["sources"] = by_run.get(row["id"], [])
-    return rows
+            by_run.setdefault(source.run_id, []).append(
+                RunSource(
+                    run_id=source.run_id,
+                    position=source.position,
+                    name=source.name,
+                    final_url=source.final_url,
+                    bytes=source.bytes,
+                    sha256=source.sha256,
+                    fetched_at=source.fetched_at,
+                )
+            )
+    return [
+        StoredRun(
+            id=r.id,
+            plugin_id=r.plugin_id,
+            version_id=r.version_id,
+            digest=r.digest,
+            node_version=r.node_version,
+            layers=r.layers,
+            trigger=r.trigger,
+            request_id=r.request_id,
+            today=r.today,
+            backfill=r.backfill,
+            started_at=r.started_at,
+            ended_at=r.ended_at,
+            outcome=r.outcome,
+            reason=r.reason,
+            new=r.new,
+            revised=r.revised,
+            unchanged=r.unchanged,
+            moved=r.moved,
+            missed=r.missed,
+            withdrawn=r.withdrawn,
+            returned=r.returned,
+            sources=by_run.get(r.id, []),
+        )
+        for r in rows
+    ]
 
 
-def held_details(conn: Connection, plugin_id: str) -> list[dict[str, Any]]:
+@dataclass(frozen=True, slots=True)
+class HeldDetail:
+    """A series whose withdrawals a run held back: the run, how many records, the window's
+    size, the first missing dates (ISO text) and when it was held."""
+
+    series: str
+    run_id: int
+    count: int
+    window_count: int
+    first_dates: list[str]
+    held_at: datetime
+
+
+def held_details(conn: Connection, plugin_id: str) -> list[HeldDetail]:
     """The series held back from withdrawal: run, how many, window size, first missing dates."""
     query = (
         select(held_series, literal(0).label("_"))
@@ -255,13 +605,13 @@ def held_details(conn: Connection, plugin_id: str) -> list[dict[str, Any]]:
         .order_by(held_series.c.series)
     )
     return [
-        {
-            "series": r["series"],
-            "run_id": r["run_id"],
-            "count": len(r["record_ids"]),
-            "window_count": r["window_count"],
-            "first_dates": list(r["first_dates"]),
-            "held_at": r["held_at"],
-        }
-        for r in conn.execute(query).mappings()
+        HeldDetail(
+            series=r.series,
+            run_id=r.run_id,
+            count=len(r.record_ids),
+            window_count=r.window_count,
+            first_dates=list(r.first_dates),
+            held_at=r.held_at,
+        )
+        for r in conn.execute(query)
     ]

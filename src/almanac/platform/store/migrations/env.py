@@ -6,6 +6,7 @@ import importlib
 import pkgutil
 
 from alembic import context
+from sqlalchemy import Connection
 
 import almanac.platform
 from almanac.platform.store.base import Base
@@ -23,7 +24,7 @@ _import_models()
 target_metadata = Base.metadata
 
 
-def _run(connection) -> None:  # type: ignore[no-untyped-def]
+def _run(connection: Connection) -> None:
     context.configure(
         connection=connection,
         target_metadata=target_metadata,
@@ -39,7 +40,10 @@ if connection is not None:
 else:
     from almanac.platform.store.engine import make_engine
 
-    engine = make_engine(context.config.get_main_option("sqlalchemy.url"))
+    url = context.config.get_main_option("sqlalchemy.url")
+    if url is None:
+        raise RuntimeError("no connection handed in and no sqlalchemy.url to open one")
+    engine = make_engine(url)
     with engine.begin() as conn:
         _run(conn)
     engine.dispose()
