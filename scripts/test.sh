@@ -23,6 +23,9 @@ echo "== ruff"
 ruff check .
 ruff format --check .
 
+echo "== mypy (settings in pyproject.toml: strict on src/almanac/platform)"
+mypy
+
 echo "== node --test tests/tool/"
 node --test 'tests/tool/**/*.test.mjs'
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Annotated, Literal
@@ -18,7 +18,8 @@ SESSION_COOKIE = "almanac_session"
 
 
 def get_context(request: Request) -> ApiContext:
-    return request.app.state.almanac
+    context: ApiContext = request.app.state.almanac
+    return context
 
 
 Context = Annotated[ApiContext, Depends(get_context)]
@@ -118,7 +119,7 @@ def require_verified(account: CurrentAccount) -> Account:
     return account
 
 
-def _require_staff(role: StaffRole):
+def _require_staff(role: StaffRole) -> Callable[[Account, Session], Account]:
     def dependency(account: CurrentAccount, db: Db) -> Account:
         if not accounts.has_staff_role(db, account, role):
             raise accounts.Forbidden(f"this needs the service {role.value} role")

@@ -62,7 +62,7 @@ class Refused(Exception):
     """The room does not run: the message names the rule the input breaks."""
 
 
-def add_room_commands(commands: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def add_room_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Register `room` and its `run` subcommand on the `almanac` parser."""
     room = commands.add_parser("room", help="the locked room that runs fetchers")
     actions = room.add_subparsers(dest="room_command", required=True, metavar="<action>")

@@ -5,6 +5,7 @@ the re-checks, both in the `almanac_publishing` group of their own. Thin adapter
 
 from collections.abc import Callable
 from datetime import datetime
+from typing import Any
 
 import dagster as dg
 from sqlalchemy import Engine
@@ -51,7 +52,7 @@ def domain_recheck_definitions(
         "30 days, daily during the 14 days of grace; a failure starts the grace (owners and "
         "admins e-mailed), a proof restores it, the grace's end makes the domain lapsed.",
     )
-    def domain_rechecks(context: dg.AssetExecutionContext) -> dg.MaterializeResult:
+    def domain_rechecks(context: dg.AssetExecutionContext) -> dg.MaterializeResult[Any]:
         at = context.run.tags.get(TAG_AT)
         now = datetime.fromisoformat(at) if at else clock()
         sessions: sessionmaker[Session] = sessionmaker(writing(engine), expire_on_commit=False)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from datetime import datetime
 
 from fastapi import APIRouter, Query, Request, Response, status
 
@@ -32,7 +33,7 @@ def account_out(db: Db, account: Account) -> AccountOut:
     )
 
 
-def _mail_verification(ctx: ApiContext, account: Account, token: str, now) -> None:
+def _mail_verification(ctx: ApiContext, account: Account, token: str, now: datetime) -> None:
     link = accounts.verification_link(ctx.settings.base_url, token)
     message = MailMessage(
         to=account.email,

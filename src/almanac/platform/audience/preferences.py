@@ -10,8 +10,9 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
-from sqlalchemy import delete, select
+from sqlalchemy import Table, delete, select
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session
 
@@ -90,7 +91,7 @@ def shown_of(db: Session, account: Account, readable: Iterable[ReadablePlugin]) 
     return {pid: Shown(own.get(pid), offered.get(pid)) for pid in ids}
 
 
-def _upsert(db: Session, table, values: dict, keys: tuple[str, ...]) -> None:  # type: ignore[no-untyped-def]
+def _upsert(db: Session, table: Table, values: dict[str, Any], keys: tuple[str, ...]) -> None:
     dialect = db.get_bind().dialect.name
     insert = postgresql.insert if dialect == "postgresql" else sqlite.insert
     statement = insert(table).values(**values)

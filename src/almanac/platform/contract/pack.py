@@ -262,7 +262,7 @@ def _check_local_headers(data: bytes, entries: list[_Entry], cd_offset: int) -> 
 
 def _data_start(data: bytes, entry: _Entry) -> int:
     name_len, extra_len = struct.unpack_from("<HH", data, entry.offset + 26)
-    return entry.offset + _LOCAL_FORMAT.size + name_len + extra_len
+    return int(entry.offset + _LOCAL_FORMAT.size + name_len + extra_len)
 
 
 def _inflate(data: bytes, entry: _Entry, budget: int) -> bytes:

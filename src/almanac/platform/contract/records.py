@@ -104,9 +104,9 @@ def _show(value: Any) -> str:
 def _finite(value: Any) -> bool:
     kind = type(value)
     if kind is float:
-        return value - value == 0.0  # false for NaN and the infinities
+        return bool(value - value == 0.0)  # false for NaN and the infinities
     if kind is int:
-        return -MAX_FLOAT <= value <= MAX_FLOAT
+        return bool(-MAX_FLOAT <= value <= MAX_FLOAT)
     return False
 
 

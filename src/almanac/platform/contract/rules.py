@@ -74,7 +74,7 @@ def is_finite_number(value: Any) -> bool:
     if kind is float:
         return math.isfinite(value)
     if kind is int:
-        return -MAX_FLOAT <= value <= MAX_FLOAT
+        return bool(-MAX_FLOAT <= value <= MAX_FLOAT)
     return False
 
 

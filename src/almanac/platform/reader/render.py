@@ -176,7 +176,7 @@ class _ValueEntry:
 
 
 def _by_id(record: Record) -> str:
-    return record["id"]
+    return str(record["id"])
 
 
 class _Reading:

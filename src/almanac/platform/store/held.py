@@ -6,8 +6,8 @@ from datetime import datetime
 
 from sqlalchemy import Connection, delete, insert, select, update
 
-from almanac.platform.store.plugins import _log, lock_plugin, plugins
-from almanac.platform.store.tables import held_series, records, revisions
+from almanac.platform.store.plugins import _log, lock_plugin
+from almanac.platform.store.tables import held_series, plugins, records, revisions
 from almanac.platform.store.write import MISSES_TO_WITHDRAW
 
 

@@ -174,7 +174,10 @@ def lock_plugin(conn: Connection, plugin_id: str) -> Mapping[str, Any]:
 def _digest_of(conn: Connection, version_id: int | None) -> str | None:
     if version_id is None:
         return None
-    return conn.execute(select(versions.c.digest).where(versions.c.id == version_id)).scalar_one()
+    digest: str = conn.execute(
+        select(versions.c.digest).where(versions.c.id == version_id)
+    ).scalar_one()
+    return digest
 
 
 def _facts(conn: Connection, row: Mapping[str, Any], digest_shown: str | None = None) -> Facts:
@@ -235,7 +238,7 @@ def request_run(
     not_before: datetime | None = None,
 ) -> int:
     """Leave a run request for the sensor (Running rules 3 and 4); its id is the run key."""
-    return conn.execute(
+    request_id: int = conn.execute(
         insert(requests)
         .values(
             plugin_id=plugin_id,
@@ -247,6 +250,7 @@ def request_run(
         )
         .returning(requests.c.id)
     ).scalar_one()
+    return request_id
 
 
 def _apply(
@@ -317,7 +321,7 @@ def register_version(
             )
         )
     row = lock_plugin(conn, plugin_id)
-    version_id = conn.execute(
+    version_id: int | None = conn.execute(
         select(versions.c.id).where(versions.c.plugin_id == plugin_id, versions.c.digest == digest)
     ).scalar()
     if version_id is None:

@@ -9,8 +9,8 @@ from datetime import datetime
 
 from sqlalchemy import Connection, delete, func, select, update
 
-from almanac.platform.store.plugins import _log, lock_plugin, plugins
-from almanac.platform.store.tables import held_series, records, revisions
+from almanac.platform.store.plugins import _log, lock_plugin
+from almanac.platform.store.tables import held_series, plugins, records, revisions
 
 
 class PurgeRefused(Exception):
