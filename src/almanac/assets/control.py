@@ -7,10 +7,12 @@ from datetime import date, timedelta
 from urllib.parse import quote
 
 import dagster as dg
-from dagster._core.execution.backfill import PartitionBackfill
-from dagster._core.utils import make_new_backfill_id
-from dagster._time import get_current_timestamp
 
+from almanac.assets.dagster_private import (
+    PartitionBackfill,
+    get_current_timestamp,
+    make_new_backfill_id,
+)
 from almanac.assets.tags import POOL, TAG_PLUGIN, TAG_TRIGGER, asset_key
 from almanac.platform.lifecycle import RunTrigger
 from almanac.platform.store.engine import upgrade_database

@@ -5,31 +5,16 @@ The asset is a thin adapter over `almanac.orchestration.pipeline.RunPipeline`.
 """
 
 import re
-from datetime import date
 from typing import Any
 
 import dagster as dg
 
-from almanac.assets.tags import (
-    BACKFILL_TAG,
-    POOL,
-    TAG_PLUGIN,
-    TAG_RECORDED,
-    TAG_REQUEST,
-    TAG_TRIGGER,
-    asset_key,
-)
+from almanac.assets.tags import POOL, TAG_RECORDED, asset_key, request_facts
 from almanac.orchestration.catalog import CatalogEntry, group_name
-from almanac.orchestration.pipeline import (
-    NotRunnable,
-    PreparedRun,
-    RunFailed,
-    RunPipeline,
-    RunRequestFacts,
-)
-from almanac.platform.lifecycle import RunTrigger
+from almanac.orchestration.pipeline import NotRunnable, PreparedRun, RunFailed, RunPipeline
 
-PIPELINE_RESOURCE = "almanac_pipeline"
+PIPELINE_RESOURCE = "pipeline"
+"""The resource key of the run pipeline: the name of the asset's `pipeline` parameter."""
 STORE_IO_MANAGER = "almanac_store"
 _TAG_VALUE = re.compile(r"[^A-Za-z0-9_.-]")
 
@@ -48,23 +33,6 @@ def _english_name(names: Any) -> str:
     if isinstance(names, dict):
         return str(names.get("en") or next(iter(names.values()), ""))
     return str(names)
-
-
-def run_request_facts(context: dg.AssetExecutionContext, plugin_id: str) -> RunRequestFacts:
-    """What this Dagster run stands for: runs started by the minute sensor carry their trigger;
-    a run launched any other way (a backfill from the UI or the command line, a partition
-    chosen by hand) is a backfill of its partition's day (DECISIONS 8)."""
-    tags = context.run.tags
-    trigger = RunTrigger.BACKFILL
-    if TAG_TRIGGER in tags and BACKFILL_TAG not in tags:
-        trigger = RunTrigger(tags[TAG_TRIGGER])
-    request = tags.get(TAG_REQUEST)
-    return RunRequestFacts(
-        plugin_id=plugin_id,
-        today=date.fromisoformat(context.partition_key),
-        trigger=trigger,
-        request_id=int(request) if request else None,
-    )
 
 
 def _mark_recorded(instance: dg.DagsterInstance, run_id: str, value: str) -> None:
@@ -107,11 +75,11 @@ def plugin_asset(entry: CatalogEntry) -> dg.AssetsDefinition:
         ),
         pool=POOL,
         io_manager_key=STORE_IO_MANAGER,
-        required_resource_keys={PIPELINE_RESOURCE},
     )
-    def _plugin(context: dg.AssetExecutionContext) -> PreparedRun:
-        pipeline: RunPipeline = getattr(context.resources, PIPELINE_RESOURCE)
-        request = run_request_facts(context, plugin_id)
+    def _plugin(
+        context: dg.AssetExecutionContext, pipeline: dg.ResourceParam[RunPipeline]
+    ) -> PreparedRun:
+        request = request_facts(plugin_id, context.partition_key, context.run.tags)
         try:
             prepared = pipeline.prepare(request)
         except NotRunnable as exc:
@@ -144,18 +112,11 @@ class StoreWriter(dg.IOManager):
             _mark_recorded(instance, context.run_id, str(exc.run_id))
             raise dg.Failure(description=exc.reason, metadata={"store run": exc.run_id}) from exc
         _mark_recorded(instance, context.run_id, str(result.run_id))
-        counts = result.counts
         context.add_output_metadata(
             {
                 "store run": result.run_id,
                 "state": str(result.state),
-                "new": counts.new,
-                "revised": counts.revised,
-                "unchanged": counts.unchanged,
-                "moved": counts.moved,
-                "missed": counts.missed,
-                "withdrawn": counts.withdrawn,
-                "returned": counts.returned,
+                **result.counts.as_dict(),
                 "held series": [h.series for h in result.held],
             }
         )
@@ -164,7 +125,3 @@ class StoreWriter(dg.IOManager):
         raise NotImplementedError(
             "plug-in assets have no downstream assets; records are read from the store"
         )
-
-
-def plugin_tags(plugin_id: str, trigger: RunTrigger) -> dict[str, str]:
-    return {TAG_PLUGIN: plugin_id, TAG_TRIGGER: str(trigger)}

@@ -1,10 +1,16 @@
-"""Run tags and names the assets, sensors and commands share."""
+"""Run tags and names the assets, sensors and commands share, and the one reading of a run's
+tags into what the run stands for."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from datetime import date
 
 import dagster as dg
+
+from almanac.orchestration.due import RunOrder
+from almanac.orchestration.pipeline import RunRequestFacts
+from almanac.platform.lifecycle import RunTrigger
 
 POOL = "almanac"
 """The one concurrency pool every plug-in asset is in (Running rule 5: one run at a time)."""
@@ -33,3 +39,30 @@ def plugin_of_run(tags: Mapping[str, str], asset_keys: Sequence[dg.AssetKey] | N
         if len(path) == 2 and path[0] == KEY_PREFIX:
             return path[1]
     return None
+
+
+def order_tags(order: RunOrder) -> dict[str, str]:
+    """The tags of the Dagster run the minute sensor asks for: plug-in, trigger, and the
+    request or scheduled time it answers."""
+    tags = {TAG_PLUGIN: order.plugin_id, TAG_TRIGGER: str(order.trigger)}
+    if order.request_id is not None:
+        tags[TAG_REQUEST] = str(order.request_id)
+    if order.scheduled_for is not None:
+        tags[TAG_SCHEDULED_FOR] = order.scheduled_for.isoformat()
+    return tags
+
+
+def request_facts(plugin_id: str, partition_key: str, tags: Mapping[str, str]) -> RunRequestFacts:
+    """What a Dagster run stands for: a run the minute sensor started carries its trigger; a
+    run launched any other way (a backfill from the UI or the command line, a partition chosen
+    by hand) is a backfill of its partition's day (DECISIONS 8)."""
+    trigger = RunTrigger.BACKFILL
+    if TAG_TRIGGER in tags and BACKFILL_TAG not in tags:
+        trigger = RunTrigger(tags[TAG_TRIGGER])
+    request = tags.get(TAG_REQUEST)
+    return RunRequestFacts(
+        plugin_id=plugin_id,
+        today=date.fromisoformat(partition_key),
+        trigger=trigger,
+        request_id=int(request) if request else None,
+    )

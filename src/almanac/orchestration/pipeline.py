@@ -11,17 +11,18 @@ from __future__ import annotations
 import shutil
 import tempfile
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, date, datetime
 from datetime import time as wall_time
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, NoReturn, Protocol
 from zoneinfo import ZoneInfo
 
 from sqlalchemy import Engine
 
 from almanac.orchestration.due import RUNNABLE
+from almanac.platform.clock import Clock
 from almanac.platform.contract.context import build_run_context, today_in_zone
 from almanac.platform.contract.digest import digest_of_files
 from almanac.platform.contract.manifest import Manifest, parse_manifest
@@ -41,8 +42,6 @@ from almanac.sandbox.download import DownloadError, Downloads, Source
 from almanac.sandbox.limits import RoomLimits
 from almanac.sandbox.room import RoomRefused, RoomResult
 
-Clock = Callable[[], datetime]
-
 
 class Downloader(Protocol):
     def download(self, sources: Sequence[Source], *, today: date, work_dir: Path) -> Downloads: ...
@@ -51,9 +50,9 @@ class Downloader(Protocol):
 class Room(Protocol):
     def run(
         self,
-        plugin_files: Any,
-        sources: Any,
-        context: Any,
+        plugin_files: Mapping[str, bytes],
+        sources: Mapping[str, Path],
+        context: Mapping[str, Any],
         limits: RoomLimits | None = None,
     ) -> RoomResult: ...
 
@@ -123,7 +122,9 @@ class RunPipeline:
         self.clock = clock
         self.work_dir = work_dir
 
-    def _approved(self, plugin_id: str, trigger: RunTrigger) -> ApprovedCode:
+    def _approved(self, plugin_id: str) -> ApprovedCode:
+        """The approved code of a plug-in that may run now; NotRunnable (nothing recorded) when
+        it may not."""
         with self.engine.connect() as conn:
             try:
                 status = plugin_status(conn, plugin_id)
@@ -136,11 +137,12 @@ class RunPipeline:
             return approved_code(conn, plugin_id)
 
     def prepare(self, request: RunRequestFacts) -> PreparedRun:
-        """Everything before the write. Raises NotRunnable (nothing recorded) or RunFailed
-        (recorded as a failed run with its reason)."""
+        """Everything before the write: check the code, download, run the room, check the batch.
+        Raises NotRunnable (nothing recorded) or RunFailed (recorded as a failed run with its
+        reason)."""
         started = self.clock()
         timings: dict[str, float] = {"start": time.perf_counter()}
-        code = self._approved(request.plugin_id, request.trigger)
+        code = self._approved(request.plugin_id)
         facts = RunFacts(
             today=request.today,
             trigger=request.trigger,
@@ -148,7 +150,38 @@ class RunPipeline:
             now=started,
             request_id=request.request_id,
         )
-        # Hashed again before each run: only the approved digest runs (What the service does 4).
+        manifest = self._checked_manifest(code, facts)
+        if request.today > today_in_zone(started, manifest.timezone):
+            raise NotRunnable(
+                f"{request.today} is after today in {manifest.timezone}; a day runs once it came"
+            )
+        context = self._run_context(manifest, request.today, started)
+        facts = replace(facts, backfill=bool(context["backfill"]))
+        work = Path(tempfile.mkdtemp(prefix="almanac-run-", dir=self.work_dir))
+        try:
+            downloads = self._download(code, facts, manifest, request.today, work)
+            facts = replace(facts, sources=_source_facts(downloads))
+            timings["room_start"] = time.perf_counter()
+            result = self._run_room(code, facts, downloads, context)
+            timings["room_end"] = time.perf_counter()
+        finally:
+            shutil.rmtree(work, ignore_errors=True)
+        facts = replace(facts, node_version=result.node_version, layers=result.layers)
+        batch = self._checked_batch(code, facts, manifest, result, request.today)
+        timings["checked"] = time.perf_counter()
+        return PreparedRun(
+            plugin_id=manifest.id,
+            version_id=code.version_id,
+            digest=code.digest,
+            manifest=manifest,
+            facts=facts,
+            batch=batch,
+            timings=timings,
+        )
+
+    def _checked_manifest(self, code: ApprovedCode, facts: RunFacts) -> Manifest:
+        """The approved manifest, once the stored files hash to the approved digest again ("What
+        the service does" 4: only the approved digest runs) and it still passes; else RunFailed."""
         found = digest_of_files(code.files)
         if found != code.digest:
             self.fail(
@@ -161,65 +194,67 @@ class RunPipeline:
         if parsed.manifest is None:
             problem = parsed.problems[0]
             self.fail(code, facts, f"the approved manifest no longer passes: {problem.message}")
-        manifest = parsed.manifest
-        if request.today > today_in_zone(started, manifest.timezone):
-            raise NotRunnable(
-                f"{request.today} is after today in {manifest.timezone}; a day runs once it came"
-            )
-        moment = context_moment(request.today, manifest.timezone, started)
+        return parsed.manifest
+
+    def _run_context(self, manifest: Manifest, today: date, started: datetime) -> dict[str, Any]:
+        """The run context of day `today` ("Run context"), its series state read from the
+        store."""
+        moment = context_moment(today, manifest.timezone, started)
         with self.engine.connect() as conn:
-            state = series_state(conn, manifest.id, [s.key for s in manifest.series], request.today)
-        context = build_run_context(
+            state = series_state(conn, manifest.id, [s.key for s in manifest.series], today)
+        return build_run_context(
             manifest,
             now=moment,
             series_state={k: (v.last, v.count) for k, v in state.items()},
         )
-        facts = replace(facts, backfill=bool(context["backfill"]))
-        work = Path(tempfile.mkdtemp(prefix="almanac-run-", dir=self.work_dir))
+
+    def _download(
+        self, code: ApprovedCode, facts: RunFacts, manifest: Manifest, today: date, work: Path
+    ) -> Downloads:
+        """The declared sources downloaded into `work`; when one fails the run fails with the
+        download's reason ("Source download rules" 7)."""
         try:
-            try:
-                downloads = self.downloader.download(
-                    [Source(s.name, s.url, s.max_bytes) for s in manifest.sources],
-                    today=request.today,
-                    work_dir=work,
-                )
-            except DownloadError as exc:
-                self.fail(code, facts, exc.reason)
-            sources = [
-                SourceFacts(s.name, s.url, s.bytes, s.sha256, s.fetched_at)
-                for s in downloads.sources
-            ]
-            facts = replace(facts, sources=tuple(sources))
-            timings["room_start"] = time.perf_counter()
-            try:
-                result = self.room.run(
-                    code.files,
-                    {s.name: s.path for s in downloads.sources},
-                    context,
-                    RoomLimits.for_manifest(code.manifest),
-                )
-            except RoomRefused as exc:
-                self.fail(code, facts, f"the locked room refused to run: {exc}")
-            timings["room_end"] = time.perf_counter()
-        finally:
-            shutil.rmtree(work, ignore_errors=True)
-        facts = replace(facts, node_version=result.node_version, layers=result.layers)
+            return self.downloader.download(
+                [Source(s.name, s.url, s.max_bytes) for s in manifest.sources],
+                today=today,
+                work_dir=work,
+            )
+        except DownloadError as exc:
+            self.fail(code, facts, exc.reason)
+
+    def _run_room(
+        self, code: ApprovedCode, facts: RunFacts, downloads: Downloads, context: Mapping[str, Any]
+    ) -> RoomResult:
+        """The fetcher run once in the locked room on the downloads; RunFailed when the room
+        refuses to run it."""
+        try:
+            return self.room.run(
+                code.files,
+                {s.name: s.path for s in downloads.sources},
+                context,
+                RoomLimits.for_manifest(code.manifest),
+            )
+        except RoomRefused as exc:
+            self.fail(code, facts, f"the locked room refused to run: {exc}")
+
+    def _checked_batch(
+        self,
+        code: ApprovedCode,
+        facts: RunFacts,
+        manifest: Manifest,
+        result: RoomResult,
+        today: date,
+    ) -> list[dict[str, Any]]:
+        """The fetcher's records, once it exited cleanly and every line passes the approved
+        manifest ("The write" rules 1 and 4); else RunFailed with the reason."""
         if not result.ok:
-            reason = result.reason or f"the fetcher exited with code {result.exit_code}"
-            self.fail(code, facts, reason)
-        checked = check_batch(result.lines(), manifest, request.today)
+            self.fail(
+                code, facts, result.reason or f"the fetcher exited with code {result.exit_code}"
+            )
+        checked = check_batch(result.lines(), manifest, today)
         if not checked.ok:
             self.fail(code, facts, checked.reason() or "the batch breaks a rule")
-        timings["checked"] = time.perf_counter()
-        return PreparedRun(
-            plugin_id=manifest.id,
-            version_id=code.version_id,
-            digest=code.digest,
-            manifest=manifest,
-            facts=facts,
-            batch=checked.records,
-            timings=timings,
-        )
+        return checked.records
 
     def write(self, prepared: PreparedRun) -> WriteResult:
         """The write ("The write" rules 1-3, 5): one transaction. A refusal or error is kept as
@@ -248,7 +283,7 @@ class RunPipeline:
         """`prepare` then `write`, for callers without an orchestrator (tests, benchmarks)."""
         return self.write(self.prepare(request))
 
-    def fail(self, code: ApprovedCode, facts: RunFacts, reason: str) -> None:
+    def fail(self, code: ApprovedCode, facts: RunFacts, reason: str) -> NoReturn:
         """Keep a failed run with `reason` and raise RunFailed."""
         facts = replace(facts, now=self.clock())
         run_id = self._record(facts_plugin(code), code.version_id, code.digest, facts, reason)
@@ -294,3 +329,10 @@ class RunPipeline:
 
 def facts_plugin(code: ApprovedCode) -> str:
     return str(code.manifest["id"])
+
+
+def _source_facts(downloads: Downloads) -> tuple[SourceFacts, ...]:
+    """The downloads as kept with the run ("The write" rule 2)."""
+    return tuple(
+        SourceFacts(s.name, s.url, s.bytes, s.sha256, s.fetched_at) for s in downloads.sources
+    )

@@ -1,33 +1,27 @@
 """The minute sensor (Running rules 1-5) and the run-failure sensor (DECISIONS 8)."""
 
-from collections.abc import Callable, Collection
-from datetime import date, datetime, timedelta
+from collections.abc import Collection
+from datetime import datetime, timedelta
 
 import dagster as dg
-from dagster._core.definitions.assets.job.asset_job import IMPLICIT_ASSET_JOB_NAME
-from dagster._time import get_current_datetime
 from sqlalchemy import Engine
 
+from almanac.assets.dagster_private import IMPLICIT_ASSET_JOB_NAME, get_current_datetime
 from almanac.assets.tags import (
-    BACKFILL_TAG,
     PARTITION_TAG,
-    TAG_PLUGIN,
     TAG_RECORDED,
-    TAG_REQUEST,
-    TAG_SCHEDULED_FOR,
-    TAG_TRIGGER,
     asset_key,
+    order_tags,
     plugin_of_run,
+    request_facts,
 )
 from almanac.orchestration.due import plan_runs, take_requests
 from almanac.orchestration.pipeline import RunPipeline, RunRequestFacts
-from almanac.platform.lifecycle import RunTrigger
+from almanac.platform.clock import Clock
 
 DUE_SENSOR = "almanac_due_runs"
 FAILURE_SENSOR = "almanac_failed_runs"
 EVALUATION_SECONDS = 60
-
-Clock = Callable[[], datetime]
 
 
 def evaluation_time() -> datetime:
@@ -95,17 +89,12 @@ def due_runs_sensor(
         take_requests(engine, plan.taken, now)
         requests = []
         for order in plan.orders:
-            tags = {TAG_PLUGIN: order.plugin_id, TAG_TRIGGER: str(order.trigger)}
-            if order.request_id is not None:
-                tags[TAG_REQUEST] = str(order.request_id)
-            if order.scheduled_for is not None:
-                tags[TAG_SCHEDULED_FOR] = order.scheduled_for.isoformat()
             requests.append(
                 dg.RunRequest(
                     run_key=order.run_key,
                     partition_key=order.today.isoformat(),
                     asset_selection=[asset_key(order.plugin_id)],
-                    tags=tags,
+                    tags=order_tags(order),
                 )
             )
         return dg.SensorResult(run_requests=requests)
@@ -118,16 +107,7 @@ def _failure_facts(run: dg.DagsterRun) -> RunRequestFacts | None:
     partition = run.tags.get(PARTITION_TAG)
     if plugin is None or partition is None:
         return None
-    trigger = RunTrigger.BACKFILL
-    if TAG_TRIGGER in run.tags and BACKFILL_TAG not in run.tags:
-        trigger = RunTrigger(run.tags[TAG_TRIGGER])
-    request = run.tags.get(TAG_REQUEST)
-    return RunRequestFacts(
-        plugin_id=plugin,
-        today=date.fromisoformat(partition),
-        trigger=trigger,
-        request_id=int(request) if request else None,
-    )
+    return request_facts(plugin, partition, run.tags)
 
 
 def failed_runs_sensor(pipeline: RunPipeline) -> dg.SensorDefinition:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import copy
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Literal
@@ -32,6 +32,7 @@ from almanac.platform.contract.rules import (
     source_url_problem,
     url_host,
 )
+from almanac.platform.contract.schedule import max_runs_per_day, parse_schedule
 from almanac.platform.contract.windows import Window, parse_window
 
 Audience = Literal["public", "private", "local"]
@@ -420,18 +421,11 @@ def _check_timezone(check: _Check, value: Any) -> bool:
     return True
 
 
-def _schedule_functions() -> tuple[Callable[[str], Any], Callable[[Any, str], int]]:
-    from almanac.platform.contract.schedule import max_runs_per_day, parse_schedule
-
-    return parse_schedule, max_runs_per_day
-
-
 def _check_schedule(check: _Check, value: Any, zone: str) -> None:
     """Spec "Manifest" schedule: five-field cron, at most 100 characters, at most 24 runs a day."""
     code = "PLG-MANIFEST-SCHEDULE"
     if not check.text(value, "schedule", code, 1, 100):
         return
-    parse_schedule, max_runs_per_day = _schedule_functions()
     try:
         schedule = parse_schedule(value)
     except ValueError as error:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import date, datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final, TypedDict, cast
 
 from sqlalchemy import (
     BigInteger,
@@ -36,24 +36,21 @@ from almanac.platform.contract.identity import record_key
 from almanac.platform.contract.windows import snapshot_range
 from almanac.platform.lifecycle import RunTrigger, State
 from almanac.platform.store.engine import write_transaction
-from almanac.platform.store.models import HeldSeries, Record, Revision, Run, RunSource
-from almanac.platform.store.plugins import (
-    RETRY_AFTER,
-    lock_plugin,
+from almanac.platform.store.plugins import RETRY_AFTER, lock_plugin, record_run_outcome, request_run
+from almanac.platform.store.tables import (
+    held_series,
     plugins,
-    record_run_outcome,
-    request_run,
+    records,
+    revisions,
+    run_sources,
+    runs,
 )
 from almanac.platform.store.types import UTCDateTime, content_text
 
 if TYPE_CHECKING:
-    from almanac.platform.contract.manifest import Manifest
+    import psycopg
 
-records = Record.__table__
-revisions = Revision.__table__
-runs = Run.__table__
-run_sources = RunSource.__table__
-held_series = HeldSeries.__table__
+    from almanac.platform.contract.manifest import Manifest
 
 MISSES_TO_WITHDRAW = 3
 HELD_MOST_RECORDS = 10
@@ -100,6 +97,8 @@ class RunFacts:
 
 @dataclass(slots=True)
 class RunCounts:
+    """What one run did to the plug-in's records, kept with the run ("The write" rule 2)."""
+
     new: int = 0
     revised: int = 0
     unchanged: int = 0
@@ -107,6 +106,18 @@ class RunCounts:
     missed: int = 0
     withdrawn: int = 0
     returned: int = 0
+
+    def as_dict(self) -> dict[str, int]:
+        """The counts by name, as the run row's columns hold them."""
+        return {
+            "new": self.new,
+            "revised": self.revised,
+            "unchanged": self.unchanged,
+            "moved": self.moved,
+            "missed": self.missed,
+            "withdrawn": self.withdrawn,
+            "returned": self.returned,
+        }
 
 
 @dataclass(frozen=True, slots=True)
@@ -140,7 +151,19 @@ _STORED = (
     records.c.withdrawn,
     records.c.moved_to,
 )
-_ID, _SERIES, _DATE, _DISC, _KIND, _CONTENT, _MISSES, _WITHDRAWN, _MOVED = range(9)
+StoredRecord = tuple[int, str, date, str, str, str, int, bool, date | None]
+"""A stored record as the write compares it, in `_STORED` order (plain tuples: a run may hold
+hundreds of thousands)."""
+_ID: Final = 0
+_SERIES: Final = 1
+_DATE: Final = 2
+_DISC: Final = 3
+_KIND: Final = 4
+_CONTENT: Final = 5
+_MISSES: Final = 6
+_WITHDRAWN: Final = 7
+_MOVED: Final = 8
+
 _NEW = (
     "plugin_id",
     "series",
@@ -156,7 +179,96 @@ _NEW = (
     "withdrawn",
     "moved_to",
 )
+NewRecord = tuple[str, str, date, str, str, str, int, int, str, datetime, int, bool, None]
+"""A record the run adds, in `_NEW` order."""
 _CHUNK = 5000
+
+
+class RecordUpdate(TypedDict):
+    """The new current row of a stored record, `_id` naming it (`_bulk_update`'s bind names)."""
+
+    _id: int
+    content: str
+    run_id: int
+    version_id: int
+    digest: str
+    since: datetime
+    misses: int
+    withdrawn: bool
+    moved_to: date | None
+
+
+_FULL = ("content", "run_id", "version_id", "digest", "since", "misses", "withdrawn", "moved_to")
+
+
+@dataclass(frozen=True, slots=True)
+class WrittenBy:
+    """The run, version and digest that write a record, and the moment its row becomes current
+    ("Stored-record behaviour": each record keeps the run, version and digest that last wrote
+    it)."""
+
+    run_id: int
+    version_id: int
+    digest: str
+    since: datetime
+
+
+@dataclass(slots=True)
+class RunChanges:
+    """What one run changes in a plug-in's stored records: filled by `_classify`, `_mark_moves`,
+    `_count_misses` and `_withdraw_or_hold`, then written by `_apply`."""
+
+    plugin_id: str
+    by: WrittenBy
+    counts: RunCounts = field(default_factory=RunCounts)
+    new_records: list[NewRecord] = field(default_factory=list)
+    new_dates: dict[str, list[date]] = field(default_factory=dict)
+    """The dates of the new records by series (they count in their snapshot window)."""
+    printed: set[int] = field(default_factory=set)
+    """Ids of the stored records the batch printed."""
+    printed_events: dict[tuple[str, str], date] = field(default_factory=dict)
+    """The date the batch gives each printed event, by series and event id."""
+    moved: set[int] = field(default_factory=set)
+    """Ids of the stored events this run marked moved."""
+    kept_as_revision: list[int] = field(default_factory=list)
+    """Ids of the stored records whose current row becomes a revision before `updates`."""
+    updates: dict[int, RecordUpdate] = field(default_factory=dict)
+    misses: dict[int, int] = field(default_factory=dict)
+    """New miss counts of the stored records nothing else changes, by id."""
+    held: list[HeldDetail] = field(default_factory=list)
+
+    def rewrite(
+        self,
+        old: StoredRecord,
+        content: str,
+        *,
+        misses: int = 0,
+        withdrawn: bool = False,
+        moved_to: date | None = None,
+    ) -> None:
+        """Give the stored record `old` a new current row, its present one kept as a revision."""
+        self.kept_as_revision.append(old[_ID])
+        self.updates[old[_ID]] = {
+            "_id": old[_ID],
+            "content": content,
+            "run_id": self.by.run_id,
+            "version_id": self.by.version_id,
+            "digest": self.by.digest,
+            "since": self.by.since,
+            "misses": misses,
+            "withdrawn": withdrawn,
+            "moved_to": moved_to,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class WithdrawalsDue:
+    """The records of one series at their third miss in a row, and how many records its
+    snapshot window holds with this run's."""
+
+    series: str
+    records: Sequence[StoredRecord]
+    window_count: int
 
 
 def _no_fault(_step: str) -> None:
@@ -171,17 +283,25 @@ def held_limit_exceeded(withdrawals: int, window_count: int) -> bool:
     return window_count >= HELD_WINDOW_FLOOR and withdrawals * 100 > window_count
 
 
+def _driver(conn: Connection) -> psycopg.Connection[tuple[Any, ...]]:
+    """The psycopg connection under a PostgreSQL `conn`, for COPY and plain-tuple reads."""
+    raw = conn.connection.driver_connection
+    if raw is None:
+        raise RuntimeError("the connection was closed during the write")
+    return cast("psycopg.Connection[tuple[Any, ...]]", raw)
+
+
 def _bulk_insert(
-    conn: Connection, table: Table, columns: Sequence[str], rows: list[tuple[Any, ...]]
+    conn: Connection, table: Table, columns: Sequence[str], rows: Sequence[tuple[object, ...]]
 ) -> None:
+    """Insert `rows`, tuples in `columns` order: binary COPY on PostgreSQL, executemany else."""
     if not rows:
         return
     if conn.dialect.name != "postgresql":
         conn.execute(insert(table), [dict(zip(columns, row, strict=True)) for row in rows])
         return
-    raw = conn.connection.driver_connection
     statement = f"COPY {table.name} ({', '.join(columns)}) FROM STDIN (FORMAT BINARY)"
-    with raw.cursor() as cursor, cursor.copy(statement) as copy:
+    with _driver(conn).cursor() as cursor, cursor.copy(statement) as copy:
         copy.set_types([_binary_type(table.c[name].type) for name in columns])
         for row in rows:
             copy.write_row(row)
@@ -206,20 +326,20 @@ def _binary_type(column_type: TypeEngine[Any]) -> str:
     raise TypeError(f"no binary COPY type for {column_type!r}")
 
 
-def _stored_records(conn: Connection, plugin_id: str) -> Sequence[tuple[Any, ...]]:
+def _stored_records(conn: Connection, plugin_id: str) -> Sequence[StoredRecord]:
     """The plug-in's stored records as plain tuples in `_STORED` order (read straight from the
     driver on PostgreSQL: building 250,000 result rows costs more than the query)."""
     query = select(*_STORED).where(records.c.plugin_id == plugin_id)
     if conn.dialect.name != "postgresql":
-        return conn.execute(query).all()
+        # SQLAlchemy's rows index like these tuples; converting them would only cost time.
+        return cast("Sequence[StoredRecord]", conn.execute(query).all())
     compiled = query.compile(dialect=conn.dialect)
-    raw = conn.connection.driver_connection
-    with raw.cursor() as cursor:
+    with _driver(conn).cursor() as cursor:
         cursor.execute(str(compiled), compiled.params)
-        return cursor.fetchall()
+        return cast("list[StoredRecord]", cursor.fetchall())
 
 
-def _push_revisions(conn: Connection, record_ids: list[int], now: datetime) -> None:
+def _push_revisions(conn: Connection, record_ids: Sequence[int], now: datetime) -> None:
     """Keep the stored content and state of these records as revisions that stopped being
     current at `now` (set-wise, before they are updated)."""
     columns = (
@@ -249,7 +369,10 @@ def _push_revisions(conn: Connection, record_ids: list[int], now: datetime) -> N
         conn.execute(insert(revisions).from_select(columns, source))
 
 
-def _bulk_update(conn: Connection, rows: list[dict[str, Any]], columns: Iterable[str]) -> None:
+def _bulk_update(
+    conn: Connection, rows: Sequence[Mapping[str, object]], columns: Iterable[str]
+) -> None:
+    """Set `columns` of each record named by a row's `_id` to that row's values (executemany)."""
     if not rows:
         return
     statement = (
@@ -258,9 +381,6 @@ def _bulk_update(conn: Connection, rows: list[dict[str, Any]], columns: Iterable
         .values({c: bindparam(c) for c in columns})
     )
     conn.execute(statement, rows)
-
-
-_FULL = ("content", "run_id", "version_id", "digest", "since", "misses", "withdrawn", "moved_to")
 
 
 def write_run(
@@ -279,8 +399,6 @@ def write_run(
     when the plug-in is taken down or removed, or `version_id` is not its approved version."""
     step = fault or _no_fault
     past_day = run.trigger is RunTrigger.BACKFILL
-    series_by_key = {s.key: s for s in manifest.series}
-    now = run.now
     with write_transaction(engine) as conn:
         plugin = lock_plugin(conn, plugin_id)
         _refuse_unless_writable(plugin, version_id)
@@ -288,193 +406,169 @@ def write_run(
         run_id = _insert_run(conn, plugin_id, version_id, digest, run, "success", None)
         step("run")
         stored = _stored_records(conn, plugin_id)
-        by_key = {(r[_SERIES], r[_DATE], r[_DISC]): r for r in stored}
         step("read")
-
-        counts = RunCounts()
-        stamp = {"run_id": run_id, "version_id": version_id, "digest": digest, "since": now}
-        fresh = (run_id, version_id, digest, now)
-        new_rows: list[tuple[Any, ...]] = []
-        pushed: list[int] = []
-        changed: dict[int, dict[str, Any]] = {}
-        misses_only: dict[int, int] = {}
-        printed: set[int] = set()
-        printed_events: dict[tuple[str, str], date] = {}
-        window_new: dict[str, list[date]] = {}
-        dates_of = {key: s.dates for key, s in series_by_key.items()}
-        days: dict[str, date] = {}
-        for record in batch:
-            series_key = record["series"]
-            kind = record["kind"]
-            _, day_text, discriminator = record_key(record, dates_of[series_key])
-            day = days.get(day_text)
-            if day is None:
-                day = days[day_text] = date.fromisoformat(day_text)
-            content = content_text(record)
-            if kind == "event":
-                printed_events[(series_key, discriminator)] = day
-            old = by_key.get((series_key, day, discriminator))
-            if old is None:
-                new_rows.append(
-                    (
-                        plugin_id,
-                        series_key,
-                        day,
-                        discriminator,
-                        kind,
-                        content,
-                        *fresh,
-                        0,
-                        False,
-                        None,
-                    )
-                )
-                window_new.setdefault(series_key, []).append(day)
-                continue
-            record_id = old[_ID]
-            printed.add(record_id)
-            if old[_WITHDRAWN] or old[_CONTENT] != content or old[_MOVED] is not None:
-                if old[_WITHDRAWN]:
-                    counts.returned += 1
-                else:
-                    counts.revised += 1
-                pushed.append(record_id)
-                changed[record_id] = {
-                    "_id": record_id,
-                    "content": content,
-                    **stamp,
-                    "misses": old[_MISSES] if past_day else 0,
-                    "withdrawn": False,
-                    "moved_to": None,
-                }
-            else:
-                counts.unchanged += 1
-                if old[_MISSES] and not past_day:
-                    misses_only[record_id] = 0
-        counts.new = len(new_rows)
-
-        # "Event record": the same id on another date marks each stored old date moved. A
-        # backfill run reads sources as they were on a past day, so it marks no move.
-        for old in [] if past_day else stored:
-            if old[_KIND] != "event" or old[_ID] in printed or old[_WITHDRAWN]:
-                continue
-            new_day = printed_events.get((old[_SERIES], old[_DISC]))
-            if new_day is None or new_day == old[_DATE] or old[_MOVED] == new_day:
-                continue
-            counts.moved += 1
-            pushed.append(old[_ID])
-            changed[old[_ID]] = {
-                "_id": old[_ID],
-                "content": old[_CONTENT],
-                **stamp,
-                "misses": 0,
-                "withdrawn": False,
-                "moved_to": new_day,
-            }
-
-        held: list[HeldDetail] = []
+        changes = RunChanges(plugin_id, WrittenBy(run_id, version_id, digest, run.now))
+        _classify(changes, batch, stored, manifest, past_day=past_day)
+        # DECISIONS 8: a backfill reads the sources as they were on a past day, so what it
+        # leaves out says nothing of today: it marks no move, counts no miss, withdraws nothing.
         if not past_day:
-            held = _count_misses(
-                manifest,
-                run,
-                run_id,
-                stored,
-                printed,
-                changed,
-                misses_only,
-                pushed,
-                window_new,
-                counts,
-                stamp,
-            )
-
-        _bulk_insert(conn, records, _NEW, new_rows)
-        step("inserted")
-        _push_revisions(conn, pushed, now)
-        step("revisions")
-        _bulk_update(conn, list(changed.values()), _FULL)
-        _bulk_update(conn, [{"_id": i, "misses": m} for i, m in misses_only.items()], ("misses",))
-        step("updated")
+            _mark_moves(changes, stored)
+            _withdraw_or_hold(changes, _count_misses(changes, stored, manifest, run.today))
+        _apply(conn, changes, step)
         if not past_day:
-            _record_held(conn, plugin_id, run_id, held, now)
-        conn.execute(update(runs).where(runs.c.id == run_id).values(**_counts(counts)))
+            _record_held(conn, plugin_id, run_id, changes.held, run.now)
+        conn.execute(update(runs).where(runs.c.id == run_id).values(**changes.counts.as_dict()))
         state = State(plugin["state"])
         if not past_day:
-            state = record_run_outcome(conn, plugin, True, now)
+            state = record_run_outcome(conn, plugin, True, run.now)
         step("state")
-        return WriteResult(run_id=run_id, counts=counts, state=state, held=held)
+        return WriteResult(run_id=run_id, counts=changes.counts, state=state, held=changes.held)
+
+
+def _classify(
+    changes: RunChanges,
+    batch: Sequence[Mapping[str, Any]],
+    stored: Sequence[StoredRecord],
+    manifest: Manifest,
+    *,
+    past_day: bool,
+) -> None:
+    """ "Stored-record behaviour": each printed record is new, unchanged, revised, or returns
+    when it had been withdrawn or moved; printing a record starts its miss count over ("Stored
+    record in a snapshot window"), except on a backfill (DECISIONS 8)."""
+    by_key = {(r[_SERIES], r[_DATE], r[_DISC]): r for r in stored}
+    dates_of = {s.key: s.dates for s in manifest.series}
+    # Plain locals for the loop below: it runs once per printed record, hundreds of thousands.
+    by = changes.by
+    fresh = (by.run_id, by.version_id, by.digest, by.since)
+    plugin_id = changes.plugin_id
+    counts = changes.counts
+    new_records = changes.new_records
+    new_dates = changes.new_dates
+    printed = changes.printed
+    printed_events = changes.printed_events
+    misses = changes.misses
+    # One date object per distinct day: a batch repeats few days over many series.
+    days: dict[str, date] = {}
+    for record in batch:
+        series_key: str = record["series"]
+        kind: str = record["kind"]
+        _, day_text, discriminator = record_key(record, dates_of[series_key])
+        day = days.get(day_text)
+        if day is None:
+            day = days[day_text] = date.fromisoformat(day_text)
+        content = content_text(record)
+        if kind == "event":
+            printed_events[(series_key, discriminator)] = day
+        old = by_key.get((series_key, day, discriminator))
+        if old is None:
+            new_records.append(
+                (plugin_id, series_key, day, discriminator, kind, content, *fresh, 0, False, None)
+            )
+            new_dates.setdefault(series_key, []).append(day)
+            continue
+        printed.add(old[_ID])
+        if old[_WITHDRAWN] or old[_CONTENT] != content or old[_MOVED] is not None:
+            if old[_WITHDRAWN]:
+                counts.returned += 1
+            else:
+                counts.revised += 1
+            changes.rewrite(old, content, misses=old[_MISSES] if past_day else 0)
+        else:
+            counts.unchanged += 1
+            if old[_MISSES] and not past_day:
+                misses[old[_ID]] = 0
+    counts.new = len(new_records)
+
+
+def _mark_moves(changes: RunChanges, stored: Sequence[StoredRecord]) -> None:
+    """ "Event record": a stored event whose id the batch prints on another date is marked
+    moved to that date (once; a withdrawn one stays withdrawn)."""
+    printed = changes.printed
+    printed_events = changes.printed_events
+    for old in stored:
+        if old[_KIND] != "event" or old[_ID] in printed or old[_WITHDRAWN]:
+            continue
+        new_day = printed_events.get((old[_SERIES], old[_DISC]))
+        if new_day is None or new_day == old[_DATE] or old[_MOVED] == new_day:
+            continue
+        changes.counts.moved += 1
+        changes.moved.add(old[_ID])
+        changes.rewrite(old, old[_CONTENT], moved_to=new_day)
 
 
 def _count_misses(
-    manifest: Manifest,
-    run: RunFacts,
-    run_id: int,
-    stored: Sequence[tuple[Any, ...]],
-    printed: set[int],
-    changed: dict[int, dict[str, Any]],
-    misses_only: dict[int, int],
-    pushed: list[int],
-    window_new: dict[str, list[date]],
-    counts: RunCounts,
-    stamp: dict[str, Any],
-) -> list[HeldDetail]:
+    changes: RunChanges, stored: Sequence[StoredRecord], manifest: Manifest, today: date
+) -> list[WithdrawalsDue]:
     """ "Stored record in a snapshot window": each stored record inside the window that this
-    run omitted gets one more miss (moved events excepted); the third in a row withdraws it,
-    unless the Held limits are exceeded for its series."""
-    ranges = {s.key: snapshot_range(run.today, s.snapshot) for s in manifest.series if s.snapshot}
+    run omitted gets one more miss (moved events excepted); returns, by series, those at their
+    third miss in a row with the window's record count."""
+    ranges = {s.key: snapshot_range(today, s.snapshot) for s in manifest.series if s.snapshot}
     if not ranges:
         return []
+    printed = changes.printed
+    moved = changes.moved
+    misses = changes.misses
     in_window: dict[str, int] = {}
-    candidates: dict[str, list[tuple[Any, ...]]] = {}
+    third_misses: dict[str, list[StoredRecord]] = {}
     for old in stored:
         bounds = ranges.get(old[_SERIES])
         if bounds is None or old[_WITHDRAWN] or not bounds[0] <= old[_DATE] <= bounds[1]:
             continue
         in_window[old[_SERIES]] = in_window.get(old[_SERIES], 0) + 1
-        if old[_ID] in printed or old[_MOVED] is not None:
+        if old[_ID] in printed or old[_MOVED] is not None or old[_ID] in moved:
             continue
-        mark = changed.get(old[_ID])
-        if mark is not None and mark["moved_to"] is not None:
-            continue  # moved by this run: not missing on its old date
-        misses = old[_MISSES] + 1
-        counts.missed += 1
-        misses_only[old[_ID]] = misses
-        if misses >= MISSES_TO_WITHDRAW:
-            candidates.setdefault(old[_SERIES], []).append(old)
-    for key, days in window_new.items():
+        count = old[_MISSES] + 1
+        changes.counts.missed += 1
+        misses[old[_ID]] = count
+        if count >= MISSES_TO_WITHDRAW:
+            third_misses.setdefault(old[_SERIES], []).append(old)
+    for key, days in changes.new_dates.items():
         bounds = ranges.get(key)
         if bounds is not None:
             in_window[key] = in_window.get(key, 0) + sum(bounds[0] <= d <= bounds[1] for d in days)
+    return [
+        WithdrawalsDue(series=key, records=gone, window_count=in_window.get(key, 0))
+        for key, gone in third_misses.items()
+    ]
 
-    held: list[HeldDetail] = []
-    for key, gone in candidates.items():
-        window_count = in_window.get(key, 0)
-        if held_limit_exceeded(len(gone), window_count):
+
+def _withdraw_or_hold(changes: RunChanges, due: Sequence[WithdrawalsDue]) -> None:
+    """Records at their third miss are withdrawn ("Stored record in a snapshot window"), unless
+    their series exceeds the Held limits: then none of its records is withdrawn and the run
+    keeps a HeldDetail ("States and transitions", Held paragraph)."""
+    for series in due:
+        gone = series.records
+        if held_limit_exceeded(len(gone), series.window_count):
             days = sorted(old[_DATE] for old in gone)
-            held.append(
+            changes.held.append(
                 HeldDetail(
-                    series=key,
-                    run_id=run_id,
+                    series=series.series,
+                    run_id=changes.by.run_id,
                     count=len(gone),
-                    window_count=window_count,
+                    window_count=series.window_count,
                     first_dates=[d.isoformat() for d in days[:HELD_FIRST_DATES]],
                     record_ids=[old[_ID] for old in gone],
                 )
             )
             continue
         for old in gone:
-            counts.withdrawn += 1
-            misses_only.pop(old[_ID], None)
-            pushed.append(old[_ID])
-            changed[old[_ID]] = {
-                "_id": old[_ID],
-                "content": old[_CONTENT],
-                **stamp,
-                "misses": 0,
-                "withdrawn": True,
-                "moved_to": None,
-            }
-    return held
+            changes.counts.withdrawn += 1
+            changes.misses.pop(old[_ID], None)
+            changes.rewrite(old, old[_CONTENT], withdrawn=True)
+
+
+def _apply(conn: Connection, changes: RunChanges, step: Fault) -> None:
+    """Write the run's changes to the records with bulk statements, each replaced current row
+    kept as a revision first ("Every change is kept as a revision")."""
+    _bulk_insert(conn, records, _NEW, changes.new_records)
+    step("inserted")
+    _push_revisions(conn, changes.kept_as_revision, changes.by.since)
+    step("revisions")
+    _bulk_update(conn, list(changes.updates.values()), _FULL)
+    misses_only = [{"_id": i, "misses": m} for i, m in changes.misses.items()]
+    _bulk_update(conn, misses_only, ("misses",))
+    step("updated")
 
 
 def _refuse_unless_writable(plugin: Mapping[str, Any], version_id: int) -> None:
@@ -488,18 +582,6 @@ def _refuse_unless_writable(plugin: Mapping[str, Any], version_id: int) -> None:
         )
 
 
-def _counts(counts: RunCounts) -> dict[str, int]:
-    return {
-        "new": counts.new,
-        "revised": counts.revised,
-        "unchanged": counts.unchanged,
-        "moved": counts.moved,
-        "missed": counts.missed,
-        "withdrawn": counts.withdrawn,
-        "returned": counts.returned,
-    }
-
-
 def _insert_run(
     conn: Connection,
     plugin_id: str,
@@ -509,7 +591,7 @@ def _insert_run(
     outcome: str,
     reason: str | None,
 ) -> int:
-    run_id = conn.execute(
+    run_id: int = conn.execute(
         insert(runs)
         .values(
             plugin_id=plugin_id,
@@ -525,7 +607,7 @@ def _insert_run(
             ended_at=run.now,
             outcome=outcome,
             reason=reason,
-            **_counts(RunCounts()),
+            **RunCounts().as_dict(),
         )
         .returning(runs.c.id)
     ).scalar_one()

@@ -1,0 +1,26 @@
+"""The few names Almanac takes from Dagster's private modules, in one place.
+
+Dagster is pinned to `1.13.*` (pyproject.toml) because of them: each has no public equivalent in
+1.13, and a minor upgrade must check each again.
+- `IMPLICIT_ASSET_JOB_NAME`: the minute sensor targets Dagster's implicit asset job, the only
+  job that may hold assets whose partitions differ (each plug-in's zone and first day).
+- `get_current_datetime`, `get_current_timestamp`: Dagster's own clock, the one its daemon and
+  its test utilities' `freeze_time` move; the sensor's evaluation moment and a backfill's
+  time stamp must agree with it.
+- `PartitionBackfill`, `make_new_backfill_id`: `almanac backfill` adds an asset backfill to the
+  instance as the UI's launch does, so the backfill daemon runs it; the public API launches
+  backfills only through GraphQL.
+"""
+
+from dagster._core.definitions.assets.job.asset_job import IMPLICIT_ASSET_JOB_NAME
+from dagster._core.execution.backfill import PartitionBackfill
+from dagster._core.utils import make_new_backfill_id
+from dagster._time import get_current_datetime, get_current_timestamp
+
+__all__ = [
+    "IMPLICIT_ASSET_JOB_NAME",
+    "PartitionBackfill",
+    "get_current_datetime",
+    "get_current_timestamp",
+    "make_new_backfill_id",
+]
