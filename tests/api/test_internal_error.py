@@ -3,9 +3,12 @@ on fails (its database dropped under it, a route that breaks), and says nothing 
 
 from __future__ import annotations
 
+import re
 import secrets
+import socket
 from collections.abc import Iterator
 
+import httpx
 import psycopg
 import pytest
 from sqlalchemy import Engine
@@ -71,3 +74,29 @@ def test_a_route_that_fails_unexpectedly_answers_internal_error(api: Api) -> Non
     _says_nothing_of(response, "secret", "RuntimeError")
     # The app keeps serving after the failure.
     assert_problem(api.client().get("/api/v1/auth/me"), 401, "AUTH-REQUIRED")
+
+
+def test_the_connection_stays_usable_after_an_internal_error(api: Api) -> None:
+    """Two requests written at once on one keep-alive connection: the first fails inside the
+    app, the second is still answered on the same connection (an error raised past the app made
+    uvicorn close it, and a client's next request on it was reset)."""
+
+    @api.app.get("/api/v1/test-only/fails")
+    def fails() -> None:
+        raise RuntimeError("boom")
+
+    url = httpx.URL(api.base_url)
+    request = f"GET {{}} HTTP/1.1\r\nHost: {url.host}:{url.port}\r\n\r\n"
+    with socket.create_connection((url.host, url.port), timeout=10) as sock:
+        sock.sendall(
+            (request.format("/api/v1/test-only/fails") + request.format("/health")).encode()
+        )
+        received = b""
+        while received.count(b"HTTP/1.1 ") < 2 or not received.rstrip().endswith(b"}"):
+            chunk = sock.recv(65536)
+            if not chunk:
+                break
+            received += chunk
+    statuses = re.findall(rb"HTTP/1\.1 (\d{3}) ", received)
+    assert statuses == [b"500", b"200"], received[:500]
+    assert b"connection: close" not in received.lower()
