@@ -100,7 +100,9 @@ def test_the_password_is_rehashed_when_the_parameters_grow(db, passwords, clock)
     )
     checked = accounts.authenticate(db, "ada@example.org", PASSWORD, stronger)
     assert "t=2" not in checked.password_hash, "checking only reads"
-    accounts.refresh_password_hash(checked, PASSWORD, stronger)
+    new_hash = accounts.rehashed_password(checked, PASSWORD, stronger)
+    assert new_hash is not None and accounts.rehashed_password(checked, PASSWORD, passwords) is None
+    checked.password_hash = new_hash
     db.commit()
     assert "t=2" in account.password_hash
     assert accounts.authenticate(db, "ada@example.org", PASSWORD, stronger).id == account.id

@@ -25,6 +25,7 @@ from almanac.platform.mail import (
     load_mail_settings,
     mailer_for,
 )
+from almanac.platform.store.engine import make_engine, upgrade_database
 from tests.accounts.conftest import T0
 from tests.accounts.helpers import PASSWORD
 from tests.api.conftest import live_api
@@ -141,11 +142,13 @@ def test_without_an_smtp_server_mail_goes_to_the_outbox(pg_engine):
 
 
 def test_without_an_smtp_server_the_console_shows_each_mail_and_its_link(
-    live_server, pg_engine, passwords, capfd
+    live_server, sqlite_url, passwords, capfd
 ):
     # The embedded default: no SMTP server and no operator yet to read the outbox.
-    mailer = mailer_for(load_mail_settings({}), pg_engine)
-    with live_api(live_server, pg_engine, passwords, mailer=mailer) as api:
+    upgrade_database(sqlite_url)
+    engine = make_engine(sqlite_url)
+    mailer = mailer_for(load_mail_settings({}), engine)
+    with live_api(live_server, engine, passwords, mailer=mailer) as api:
         made = api.client().post(
             "/api/v1/auth/signup", json={"email": "ada@example.org", "password": PASSWORD}
         )
@@ -158,6 +161,21 @@ def test_without_an_smtp_server_the_console_shows_each_mail_and_its_link(
         [link] = re.findall(r"^  (http://\S+/api/v1/auth/verify\?token=\S+)$", console, re.M)
         assert link.startswith(api.base_url)
         assert httpx.get(link).json() == {"verified": True, "email": "ada@example.org"}
-    with Session(pg_engine) as db:
+    with Session(engine) as db:
         [kept] = db.scalars(select(OutboxMessage)).all()
     assert link in kept.body, "the outbox keeps the same mail"
+    engine.dispose()
+
+
+def test_on_postgresql_the_console_shows_no_mail_link(live_server, pg_engine, passwords, capfd):
+    mailer = mailer_for(load_mail_settings({}), pg_engine)
+    with live_api(live_server, pg_engine, passwords, mailer=mailer) as api:
+        made = api.client().post(
+            "/api/v1/auth/signup", json={"email": "ada@example.org", "password": PASSWORD}
+        )
+        assert made.status_code == 201
+    captured = capfd.readouterr()
+    assert "verify?token=" not in captured.err + captured.out
+    with Session(pg_engine) as db:
+        [kept] = db.scalars(select(OutboxMessage)).all()
+    assert "verify?token=" in kept.body, "the outbox still keeps it for staff"

@@ -29,9 +29,8 @@ READ_ONLY_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 
 
 def may_write(request: Request) -> bool:
-    """Whether the request's transaction may write: any method but GET, HEAD and OPTIONS, and
-    any request with a bearer token (its use is recorded on the token)."""
-    return request.method not in READ_ONLY_METHODS or "authorization" in request.headers
+    """Whether the request's transaction may write: any method but GET, HEAD and OPTIONS."""
+    return request.method not in READ_ONLY_METHODS
 
 
 def get_db(request: Request, ctx: Context) -> Iterator[Session]:
@@ -78,16 +77,24 @@ class Principal:
     token_id: int | None = None
 
 
-def current_principal(request: Request, db: Db, now: Now) -> Principal:
+def current_principal(request: Request, ctx: Context, db: Db, now: Now) -> Principal:
     """The account of the `Authorization: Bearer` token, else of the session cookie, else
-    AUTH-REQUIRED."""
+    AUTH-REQUIRED. A token's use is kept at once, even when the request is refused later."""
     header = request.headers.get("authorization")
     if header is not None:
         scheme, _, secret = header.partition(" ")
         if scheme.lower() != "bearer" or not secret.strip():
             raise accounts.NotAuthenticated("send the token as Authorization: Bearer <token>")
-        account, token = accounts.token_account(db, secret.strip(), now)
-        db.commit()  # keeps last_used_at even when the request is refused later
+        account, token = accounts.token_account(db, secret.strip())
+        if may_write(request):
+            accounts.record_token_use(db, token.id, now)
+            db.commit()
+        else:
+            # A reading request's session holds no write lock and must not take one for its
+            # whole length: the use is kept in a short transaction of its own.
+            with ctx.write_sessions() as use:
+                accounts.record_token_use(use, token.id, now)
+                use.commit()
         return Principal(account=account, via="token", token_id=token.id)
     cookie = request.cookies.get(SESSION_COOKIE)
     if cookie:

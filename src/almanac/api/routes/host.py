@@ -155,17 +155,21 @@ def _registered_out(ctx: Context, done: hosting.Registered) -> RegisteredOut:
     },
 )
 def register_pack(
+    archive: Annotated[bytes, Depends(_archive)],
     operator: Operator,
     ctx: Context,
     db: Db,
     now: Now,
-    archive: Annotated[bytes, Depends(_archive)],
     publisher_organization_id: RowIdQuery = None,
 ) -> RegisteredOut:
     """Register a plug-in version from a pack archive (DECISIONS 5) sent as the raw body. The
     archive and the code are checked (Upload limits, Archive entries, Code file types, the
     manifest, the folder rules that need no Node, Versioning 4); a refusal stores nothing.
     The plug-in moves to Pending; the same files again change nothing."""
+    # The body is read before the role check (the parameter order), and the role check's
+    # transaction ends here: on the embedded default it holds the one write lock, which the
+    # slow archive checks must not.
+    db.commit()
     with _refusals():
         code = check_pack(archive)
     with _write(db) as conn:
@@ -191,6 +195,7 @@ def register_folder(
         raise ProblemError(
             422, "REQUEST-INVALID", "path: give the absolute path of a folder on the server"
         )
+    db.commit()  # as register_pack: the slow checks hold no write lock
     with _refusals():
         code = check_folder(folder)
     with _write(db) as conn:
@@ -342,8 +347,10 @@ def record_retention(
 def purge_dry_run(plugin_id: str, operator: Operator, db: Db, now: Now) -> PurgeOut:
     """The purge's dry run: how many records and revisions it would remove; removes nothing.
     Offered only while the retain answer is `no` (else 409 PURGE-NOT-OFFERED)."""
-    with _write(db) as conn:
-        count = purge(conn, plugin_id, typed_id=None, dry_run=True, by=operator.email, now=now)
+    with _refusals():
+        count = purge(
+            db.connection(), plugin_id, typed_id=None, dry_run=True, by=operator.email, now=now
+        )
     return PurgeOut(records=count.records, revisions=count.revisions, removed=count.removed)
 
 

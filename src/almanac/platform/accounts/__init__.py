@@ -20,7 +20,7 @@ from almanac.platform.accounts.identity import (
     find_account,
     issue_verification,
     normalize_email,
-    refresh_password_hash,
+    rehashed_password,
     session_account,
     sign_up,
     start_session,
@@ -63,7 +63,13 @@ from almanac.platform.accounts.staff import (
     staff_grants,
     staff_roles,
 )
-from almanac.platform.accounts.tokens import create_token, list_tokens, revoke_token, token_account
+from almanac.platform.accounts.tokens import (
+    create_token,
+    list_tokens,
+    record_token_use,
+    revoke_token,
+    token_account,
+)
 
 __all__ = [
     "Account",
@@ -106,7 +112,8 @@ __all__ = [
     "normalize_email",
     "open_requests",
     "organizations_of",
-    "refresh_password_hash",
+    "record_token_use",
+    "rehashed_password",
     "remove_member",
     "request_invitation",
     "revoke_staff_role",

@@ -116,7 +116,7 @@ def verify_email(db: Session, token: str, now: datetime) -> Account:
 def authenticate(db: Session, address: str, password: str, passwords: Passwords) -> Account:
     """The account whose address and password these are, or AUTH-FAILED (the same refusal for
     an unknown address as for a wrong password). Only reads: give it a read-only session, so the
-    slow password check holds no write lock (`refresh_password_hash` writes afterwards)."""
+    slow password check holds no write lock (`rehashed_password` gives what to store)."""
     try:
         account = find_account(db, address)
     except InvalidInput:
@@ -127,10 +127,12 @@ def authenticate(db: Session, address: str, password: str, passwords: Passwords)
     return account
 
 
-def refresh_password_hash(account: Account, password: str, passwords: Passwords) -> None:
-    """Hash the password again when its stored hash was made with older parameters."""
+def rehashed_password(account: Account, password: str, passwords: Passwords) -> str | None:
+    """A new hash of the password when its stored hash was made with older parameters, else
+    None (pure: the caller stores it in its writing transaction)."""
     if passwords.needs_rehash(account.password_hash):
-        account.password_hash = passwords.hash(password)
+        return passwords.hash(password)
+    return None
 
 
 def start_session(db: Session, account: Account, now: datetime) -> str:

@@ -7,7 +7,7 @@ import logging
 from dataclasses import dataclass
 from datetime import datetime
 
-from sqlalchemy import select
+from sqlalchemy import select, update
 from sqlalchemy.orm import Session
 
 from almanac.platform.accounts.errors import InvalidInput, NotAuthenticated, NotFound
@@ -64,11 +64,15 @@ def revoke_token(db: Session, account: Account, token_id: int, now: datetime) ->
     return row
 
 
-def token_account(db: Session, secret: str, now: datetime) -> tuple[Account, ApiToken]:
-    """The account a presented bearer token acts for, recording its use; an unknown or
-    revoked token is AUTH-REQUIRED."""
+def token_account(db: Session, secret: str) -> tuple[Account, ApiToken]:
+    """The account a presented bearer token acts for (only reads; `record_token_use` keeps
+    the use); an unknown or revoked token is AUTH-REQUIRED."""
     row = db.scalar(select(ApiToken).where(ApiToken.token_hash == secret_hash(secret)))
     if row is None or row.revoked_at is not None:
         raise NotAuthenticated("the token is unknown or revoked")
-    row.last_used_at = now
     return row.account, row
+
+
+def record_token_use(db: Session, token_id: int, now: datetime) -> None:
+    """Keep the moment a token was last used."""
+    db.execute(update(ApiToken).where(ApiToken.id == token_id).values(last_used_at=now))

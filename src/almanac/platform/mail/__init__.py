@@ -111,14 +111,18 @@ def console_note(message: MailMessage) -> str:
 
 
 class OutboxMailer:
-    """Keeps each message in the `mail_outbox` table (no SMTP server configured) and prints its
-    subject and links on the console (`console`, else standard error at the time of sending)."""
+    """Keeps each message in the `mail_outbox` table (no SMTP server configured) and, with
+    `show_links`, prints its subject and links on the console (`console`, else standard error
+    at the time of sending)."""
 
-    def __init__(self, engine: Engine, console: TextIO | None = None) -> None:
+    def __init__(
+        self, engine: Engine, console: TextIO | None = None, *, show_links: bool = True
+    ) -> None:
         self._engine = engine
         # On the embedded default the person who started the service has no mail server and
         # often no operator yet to read the outbox: the console is where they can open a link.
         self._console = console
+        self._show_links = show_links
 
     def send(self, message: MailMessage, now: datetime) -> None:
         with Session(writing(self._engine)) as db, db.begin():
@@ -131,7 +135,8 @@ class OutboxMailer:
                 )
             )
         log.info("mail %r kept in the outbox", message.subject)
-        print(console_note(message), file=self._console or sys.stderr, flush=True)
+        if self._show_links:
+            print(console_note(message), file=self._console or sys.stderr, flush=True)
 
 
 def outbox(db: Session, limit: int = 100) -> list[OutboxMessage]:
@@ -144,7 +149,9 @@ def outbox(db: Session, limit: int = 100) -> list[OutboxMessage]:
 
 
 def mailer_for(settings: MailSettings, engine: Engine) -> Mailer:
-    """SMTP when a host is configured, the outbox otherwise."""
+    """SMTP when a host is configured, the outbox otherwise. Only the embedded default (SQLite)
+    prints the outbox's one-time links on the console: a shared PostgreSQL deployment keeps
+    them off logs, where others may read them."""
     if settings.smtp_host:
         return SmtpMailer(settings)
-    return OutboxMailer(engine)
+    return OutboxMailer(engine, show_links=engine.dialect.name == "sqlite")
