@@ -85,6 +85,8 @@ export const CATALOG = [
   {"code":"PLG-MANIFEST-LIMITS","severity":"error","area":"manifest","title":"A limit is out of range","fix":"Set limits.seconds from 1 to 120 and limits.megabytes from 16 to 256, or leave them out.","retired":false},
   {"code":"PLG-MANIFEST-LICENCE","severity":"error","area":"manifest","title":"The licence block is incomplete","fix":"Give licence.holder (1 to 200 characters), licence.terms (text up to 500 characters, or null) and licence.retain (yes, no or unknown); attribution is optional, 1 to 40 characters.","retired":false},
   {"code":"PLG-ID-RESERVED","severity":"error","area":"manifest","title":"The id is reserved","fix":"Choose another id: store, publish, search, markets, the service's own path words and ids starting with almanac, alm-, chk- or test- are reserved.","retired":false},
+  {"code":"PLG-REVIEW-INVALID","severity":"error","area":"folder","title":"review.json does not have its shape","fix":"Write review.json with the keys of the catalog: examples (date, series, expect, note), negatives (kind, why and the kind's fields), sources (source, holder, terms, basis, evidence), releaseNotes and notes.","retired":false},
+  {"code":"PLG-REVIEW-EXAMPLE","severity":"error","area":"folder","title":"A review example is not in what the fixtures produce","fix":"Give each example day the figures, state or title the fixture run prints for that series and day.","retired":false},
   {"code":"PLG-LISTING-INVALID","severity":"error","area":"listing","title":"The listing is not a listing","fix":"Make listing.json one JSON object with \"listing\": 1 and only the keys of the listing table.","retired":false},
   {"code":"PLG-LISTING-ID","severity":"error","area":"listing","title":"The listing's plugin differs from the manifest id","fix":"Set listing.plugin to the manifest id.","retired":false},
   {"code":"PLG-LISTING-PUBLISHER","severity":"error","area":"listing","title":"No publisher domain","fix":"Set publisher.domain to your organization's verified domain.","retired":false},
@@ -98,6 +100,7 @@ export const CATALOG = [
   {"code":"PLG-NO-SUPPORT-CONTACT","severity":"error","area":"listing","title":"No support url or e-mail","fix":"Set links.support to an object with a url, an email, or both.","retired":false},
   {"code":"PLG-LISTING-SOURCE","severity":"error","area":"listing","title":"A listed source is not declared or is incomplete","fix":"List every declared source once with name, title, page and licence (name and url).","retired":false},
   {"code":"PLG-LISTING-EXAMPLE","severity":"error","area":"listing","title":"Example days are wrong","fix":"Give 1 to 3 example days, each a date the fixtures cover, with an en caption.","retired":false},
+  {"code":"PLG-LISTING-LINK-DEAD","severity":"error","area":"listing","title":"A listing link does not answer","fix":"Point each listing link at an https page on a public address that answers within 10 seconds.","retired":false},
   {"code":"PLG-LISTING-ICON","severity":"error","area":"listing","title":"The icon is not a 256x256 PNG of at most 64 KB","fix":"Put a 256x256 PNG of at most 64 KB at listing/icon.png.","retired":false},
   {"code":"PLG-RECORD-TODAY","severity":"error","area":"record","title":"The run context had no valid today","fix":"The service built a bad run context; report this to the service operator.","retired":false},
   {"code":"PLG-RECORD-TOO-MANY","severity":"error","area":"record","title":"More than 250,000 records","fix":"Print at most 250,000 records in one run; narrow the backfill window.","retired":false},
@@ -129,6 +132,9 @@ export const CATALOG = [
   {"code":"PLG-LICENCE-TERMS-MISSING","severity":"error","area":"upload","title":"licence.terms is missing for a store plug-in","fix":"Quote or link the holder's terms in licence.terms.","retired":false},
   {"code":"PLG-SCHEDULE-TOO-FREQUENT","severity":"error","area":"upload","title":"More than 24 runs a day","fix":"Choose a schedule that runs at most 24 times on any day.","retired":false},
   {"code":"PLG-QUOTA-UPLOADS","severity":"error","area":"upload","title":"Over 20 uploads a day","fix":"Wait until tomorrow to upload again.","retired":false},
+  {"code":"PLG-QUOTA-CHECKING","severity":"error","area":"upload","title":"Three versions are being checked","fix":"Wait until the checks of a version reach their final state, or withdraw one, then upload or re-run again.","retired":false},
+  {"code":"PLG-CHECK-DEADLINE","severity":"error","area":"upload","title":"A check outlived its deadline","fix":"Re-run the checks; if they time out again, make the fetcher finish well within its time limit.","retired":false},
+  {"code":"PLG-SOURCE-DOWNLOAD","severity":"error","area":"upload","title":"A real source could not be downloaded","fix":"Make sure each source URL answers over https from a public address within 60 seconds and within maxBytes.","retired":false},
   {"code":"PLG-ZIP-TOO-LARGE","severity":"error","area":"zip","title":"The archive is too large","fix":"Keep the archive at most 8 MiB.","retired":false},
   {"code":"PLG-ZIP-NOT-ZIP","severity":"error","area":"zip","title":"Not a ZIP archive","fix":"Upload the ZIP written by the tool's pack command.","retired":false},
   {"code":"PLG-ZIP-PREPENDED","severity":"error","area":"zip","title":"Data before the archive's first file","fix":"Upload the ZIP as pack wrote it, with nothing before it.","retired":false},
@@ -283,8 +289,14 @@ export function windowStart(today, window) {
   return shiftYears(today, -n);
 }
 
+// Zones whose date is always the UTC date: read without ICU's calendar data, whose first load
+// costs more than the rest of a small plug-in's check.
+const UTC_ZONES = new Set(["UTC", "Etc/UTC", "GMT", "Etc/GMT"]);
+
 /** Today in the zone at the instant (a Date). */
 export function dateInZone(instant, zone) {
+  const year = instant.getUTCFullYear();
+  if (UTC_ZONES.has(zone) && year >= 1 && year <= 9999) return instant.toISOString().slice(0, 10);
   const parts = new Intl.DateTimeFormat("en-US", { timeZone: zone, year: "numeric", month: "2-digit", day: "2-digit" }).formatToParts(instant);
   const get = (t) => parts.find((p) => p.type === t).value;
   return `${get("year").padStart(4, "0")}-${get("month")}-${get("day")}`;
@@ -300,12 +312,18 @@ export function isOffsetZoneName(zone) {
   return /^(Etc\/)?GMT[+-]\d+$/.test(zone) || ["EST", "MST", "HST"].includes(zone);
 }
 
+// The canonical zones Intl lists, each its own resolved name. Reading the list costs a few ms;
+// the first DateTimeFormat some 30 ms (ICU's calendar data), so a listed zone skips it.
+let listedZones = null;
+
 /** A named IANA zone (offsets, fixed-offset names and abbreviation-like names refused). */
 export function isNamedZone(zone) {
   if (typeof zone !== "string" || chars(zone) < 1 || chars(zone) > 100) return false;
   if (!/^[A-Za-z][A-Za-z0-9_+\-]*(\/[A-Za-z0-9_+\-]+)*$/.test(zone)) return false;
   if (/^(GMT|UTC)?[+-]\d/.test(zone)) return false;
   if (isOffsetZoneName(zone)) return false;
+  listedZones ??= new Set([...Intl.supportedValuesOf("timeZone"), "UTC"]);
+  if (listedZones.has(zone)) return true;
   try {
     const resolved = new Intl.DateTimeFormat("en-US", { timeZone: zone }).resolvedOptions().timeZone;
     if (/^[+-]/.test(resolved)) return false;
@@ -1314,8 +1332,16 @@ function patch(id) {
 }
 process.getBuiltinModule = function getBuiltinModule(id) { patch(id); return load(id); };
 registerHooks({ resolve(specifier, context, next) { const r = next(specifier, context); if (r && typeof r.url === "string" && r.url.startsWith("node:")) patch(r.url); return r; } });
-patch("net");
-for (const n of ["fetch", "WebSocket", "EventSource"]) { try { Object.defineProperty(globalThis, n, { value: deny(n), writable: true, configurable: true }); } catch {} }
+// net at once; the one syncBuiltinESMExports below also covers it (each sync costs a ms).
+patched.add("net");
+patchers.net(load("node:net"));
+// Assigned, not defined: defining over Node's lazy fetch and WebSocket loads their HTTP client
+// first (some 35 ms of every run); assigning replaces them unloaded.
+for (const n of ["fetch", "WebSocket", "EventSource"]) {
+  const f = deny(n);
+  try { globalThis[n] = f; } catch {}
+  if (globalThis[n] !== f) { try { Object.defineProperty(globalThis, n, { value: f, writable: true, configurable: true }); } catch {} }
+}
 const noteDenied = (e) => { if (e && e.code === "ERR_ACCESS_DENIED") say("denied " + (e.permission || "") + " " + JSON.stringify(String(e.resource || ""))); };
 const wrapAll = (obj) => {
   for (const name of Object.keys(obj)) {
@@ -1804,6 +1830,8 @@ export async function checkFolder(root, { update = false, env = process.env, run
   else add(...checkImports(root));
   // Listing (when present): judged against the days fixtures/records.jsonl covers.
   if (manifest && fs.existsSync(path.join(root, "listing.json"))) add(...checkListingFolder(root, manifest, readRecordsFile(path.join(root, "fixtures", "records.jsonl"))));
+  // review.json (when present): its shape, and its example days in fixtures/records.jsonl.
+  if (manifest && fs.existsSync(path.join(root, "review.json"))) add(...checkReviewFolder(root, manifest, readRecordsFile(path.join(root, "fixtures", "records.jsonl"))));
   if (!manifest || !hasFetch) return finish(result);
   // Fixtures
   const fixtures = path.join(root, "fixtures");
@@ -1838,13 +1866,25 @@ export async function checkFolder(root, { update = false, env = process.env, run
   const context = contextFromFixture(fixture, manifest, { sources });
   result.context = context;
   const readPaths = [path.join(fixtures, "sources")];
+  const runsDir = path.join(fixtures, "runs");
+  const cases = fs.existsSync(runsDir) ? fs.readdirSync(runsDir, { withFileTypes: true }).filter((e) => e.isDirectory()).map((e) => e.name).sort() : [];
+  const runCases = (baseRecords) => Promise.all(cases.map((name) => checkRunCase(root, manifest, name, { fixture, baseRecords, update })));
+  // The run cases see the records the fixture run printed. Without --update that must be
+  // fixtures/records.jsonl, so they start at once from its records, beside the fixture runs
+  // (their start-up is most of a check's time); should the run print anything else, they run
+  // again from what it printed.
+  const expected = update ? null : fs.readFileSync(recordsFile, "utf8");
+  const early = expected === null || !cases.length ? null : runCases(validateRecords(manifest, outputLines(expected), context.today).records);
   // The fixtures run twice (the service does too): at the same time, to compare their bytes.
   const [first, second] = await Promise.all([
     runAndCheck(root, manifest, context, readPaths, "fixture run"),
     runTwice ? runFetcher({ folder: root, context, readPaths, limits: manifest.limits || {} }) : null,
   ]);
   add(...first.problems);
-  if (first.problems.length) return finish(result);
+  if (first.problems.length) {
+    await early; // no fetcher is left running after the check
+    return finish(result);
+  }
   result.records = first.records;
   result.output = first.text;
   if (second && (second.exit !== 0 || !second.stdout.equals(first.res.stdout))) {
@@ -1852,18 +1892,14 @@ export async function checkFolder(root, { update = false, env = process.env, run
     add(problem("PLG-RUN-NOT-DETERMINISTIC", `the fetcher printed different output on a second run of the same files${diff ? ` (line ${diff.line}: ${diff.want} then ${diff.got})` : ""}`, diff ? { line: diff.line } : {}));
   }
   if (update) fs.writeFileSync(recordsFile, first.res.stdout);
-  else {
-    const expected = fs.readFileSync(recordsFile, "utf8");
-    if (expected !== first.text) {
-      const diff = firstDifference(first.text, expected);
-      add(problem("PLG-FIXTURE-MISMATCH", `fixtures/records.jsonl line ${diff.line} differs: the fetcher printed ${diff.got}, the file has ${diff.want}; fix the fetcher, or run check --update and read the diff`, { path: "fixtures/records.jsonl", line: diff.line }));
-    }
+  else if (expected !== first.text) {
+    const diff = firstDifference(first.text, expected);
+    add(problem("PLG-FIXTURE-MISMATCH", `fixtures/records.jsonl line ${diff.line} differs: the fetcher printed ${diff.got}, the file has ${diff.want}; fix the fetcher, or run check --update and read the diff`, { path: "fixtures/records.jsonl", line: diff.line }));
   }
   // Later runs and failing cases
-  const runsDir = path.join(fixtures, "runs");
-  if (fs.existsSync(runsDir)) {
-    const cases = fs.readdirSync(runsDir, { withFileTypes: true }).filter((e) => e.isDirectory()).map((e) => e.name).sort();
-    const results = await Promise.all(cases.map((name) => checkRunCase(root, manifest, name, { fixture, baseRecords: first.records, update })));
+  if (cases.length) {
+    const started = early ? await early : null;
+    const results = started && expected === first.text ? started : await runCases(first.records);
     for (const ps of results) {
       result.runs.total++;
       add(...ps);
@@ -2149,6 +2185,144 @@ export function validateListing(listing, manifest, { icon = null, fixtureDates =
   }
   const why = icon === null || icon === undefined ? "is missing" : iconProblem(icon);
   if (why) out.push(problem("PLG-LISTING-ICON", `listing/icon.png ${why}`, { path: "listing/icon.png" }));
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------
+// review.json ("Review information"): its shape (PLG-REVIEW-INVALID) and its example days in
+// what the fixtures produce (PLG-REVIEW-EXAMPLE). The same rules as
+// src/almanac/platform/publishing/review.py; tests/conformance/reviews/ holds the cases.
+// ---------------------------------------------------------------------------------------------
+
+const REVIEW_KEYS = ["examples", "negatives", "sources", "releaseNotes", "notes"];
+const REVIEW_EXAMPLE_KEYS = ["date", "series", "expect", "note"];
+const REVIEW_NEGATIVE_FIELDS = { "no-record": ["date", "series"], "in-force": ["date", "from", "series"], "source-fails": ["case"] };
+const REVIEW_SOURCE_KEYS = ["source", "holder", "terms", "basis", "evidence"];
+const REVIEW_MAX_TEXT = 2000;
+const REVIEW_LANGUAGE = /^[a-z]{2,3}(?:-[A-Za-z0-9]{2,8})*$/;
+
+const reviewText = (v) => typeof v === "string" && v.trim() !== "" && [...v].length <= REVIEW_MAX_TEXT;
+const reviewDay = (v) => {
+  if (typeof v !== "string" || !/^\d{4}-\d{2}-\d{2}$/.test(v)) return false;
+  const d = new Date(`${v}T00:00:00Z`);
+  return !Number.isNaN(d.getTime()) && d.toISOString().slice(0, 10) === v;
+};
+const sameValue = (a, b) => {
+  if (a === b) return true;
+  if (typeof a !== "object" || typeof b !== "object" || a === null || b === null) return false;
+  if (Array.isArray(a) !== Array.isArray(b)) return false;
+  const ka = Object.keys(a), kb = Object.keys(b);
+  return ka.length === kb.length && ka.every((k) => has(b, k) && sameValue(a[k], b[k]));
+};
+
+/** Every way review.json (its text, or parsed object) breaks its shape for this manifest. */
+export function validateReview(review, manifest) {
+  const out = [];
+  const add = (at, message) => out.push(problem("PLG-REVIEW-INVALID", `${at ? `review.json ${at}` : "review.json"}: ${message}`, at ? { path: at } : {}));
+  let doc = review;
+  if (typeof review === "string") {
+    try {
+      doc = JSON.parse(review);
+    } catch (e) {
+      add("", `is not JSON (${e.message})`);
+      return out;
+    }
+  }
+  if (!isObject(doc)) {
+    add("", "must be one JSON object");
+    return out;
+  }
+  const keys = (o, allowed, at) => { for (const k of Object.keys(o)) if (!allowed.includes(k)) add(`${at}${k}`, `is not a key here (${allowed.join(", ")})`); };
+  keys(doc, REVIEW_KEYS, "");
+  const series = new Set(manifest.series.map((s) => s.key));
+  if (has(doc, "examples")) {
+    const value = doc.examples;
+    if (!Array.isArray(value)) add("examples", "must be an array of example days");
+    else {
+      if (value.length > 5) add("examples", `has ${value.length} entries; at most 5`);
+      value.forEach((ex, i) => {
+        const at = `examples[${i}]`;
+        if (!isObject(ex)) return add(at, "must be an object with date, series and expect");
+        keys(ex, REVIEW_EXAMPLE_KEYS, `${at}.`);
+        if (!reviewDay(ex.date)) add(`${at}.date`, "must be a day YYYY-MM-DD");
+        if (!series.has(ex.series)) add(`${at}.series`, `${JSON.stringify(ex.series ?? null)} is not a series of the manifest`);
+        if (!isObject(ex.expect) || !Object.keys(ex.expect).length) add(`${at}.expect`, "must be an object: figures by field, or state and title");
+        if (has(ex, "note") && !reviewText(ex.note)) add(`${at}.note`, `must be text of 1 to ${REVIEW_MAX_TEXT} characters`);
+      });
+    }
+  }
+  if (has(doc, "negatives")) {
+    const value = doc.negatives;
+    if (!Array.isArray(value) || !value.length) add("negatives", "must be an array of at least one case that must fail");
+    else value.forEach((neg, i) => {
+      const at = `negatives[${i}]`;
+      if (!isObject(neg)) return add(at, "must be an object with kind and why");
+      const needed = typeof neg.kind === "string" && has(REVIEW_NEGATIVE_FIELDS, neg.kind) ? REVIEW_NEGATIVE_FIELDS[neg.kind] : null;
+      if (!needed) return add(`${at}.kind`, `${JSON.stringify(neg.kind ?? null)} is not one of ${Object.keys(REVIEW_NEGATIVE_FIELDS).join(", ")}`);
+      keys(neg, ["kind", "why", ...needed], `${at}.`);
+      if (!reviewText(neg.why)) add(`${at}.why`, "must say why the case fails");
+      for (const name of needed) {
+        const found = neg[name];
+        if ((name === "date" || name === "from") && !reviewDay(found)) add(`${at}.${name}`, "must be a day YYYY-MM-DD");
+        else if (name === "series" && !series.has(found)) add(`${at}.series`, `${JSON.stringify(found ?? null)} is not a series of the manifest`);
+        else if (name === "case" && !(typeof found === "string" && found && !found.includes("/"))) add(`${at}.case`, "must name a folder of fixtures/runs/");
+      }
+    });
+  }
+  if (has(doc, "sources")) {
+    const value = doc.sources;
+    const declared = new Set(manifest.sources.map((s) => s.name));
+    if (!Array.isArray(value)) add("sources", "must be an array with an entry per source");
+    else value.forEach((entry, i) => {
+      const at = `sources[${i}]`;
+      if (!isObject(entry)) return add(at, `must be an object with ${REVIEW_SOURCE_KEYS.join(", ")}`);
+      keys(entry, REVIEW_SOURCE_KEYS, `${at}.`);
+      if (!declared.has(entry.source)) add(`${at}.source`, `${JSON.stringify(entry.source ?? null)} is not a source of the manifest`);
+      for (const name of REVIEW_SOURCE_KEYS.slice(1)) if (!reviewText(entry[name])) add(`${at}.${name}`, `must be text of 1 to ${REVIEW_MAX_TEXT} characters`);
+    });
+  }
+  if (has(doc, "releaseNotes")) {
+    const notes = doc.releaseNotes;
+    if (!isObject(notes) || !Object.keys(notes).length || !Object.entries(notes).every(([k, v]) => REVIEW_LANGUAGE.test(k) && reviewText(v))) add("releaseNotes", "must be an object of texts by language code (en, pt-BR)");
+  }
+  if (has(doc, "notes") && !reviewText(doc.notes)) add("notes", `must be text of 1 to ${REVIEW_MAX_TEXT} characters`);
+  return out;
+}
+
+/** Each example day of review.json (parsed) not in `records` (what the fixtures produce). */
+export function reviewExampleProblems(review, records) {
+  if (!isObject(review) || !Array.isArray(review.examples)) return [];
+  const byDay = new Map();
+  for (const r of records) {
+    const k = JSON.stringify([r.series ?? null, r.date ?? null]);
+    if (!byDay.has(k)) byDay.set(k, []);
+    byDay.get(k).push(r);
+  }
+  const matches = (r, expect) => r.kind === "value"
+    ? Object.entries(expect).every(([k, v]) => isObject(r.fields) && has(r.fields, k) && sameValue(r.fields[k], v))
+    : Object.entries(expect).every(([k, v]) => has(r, k) && sameValue(r[k], v));
+  const out = [];
+  review.examples.forEach((ex, i) => {
+    if (!isObject(ex) || !isObject(ex.expect) || !Object.keys(ex.expect).length) return;
+    const found = byDay.get(JSON.stringify([ex.series ?? null, ex.date ?? null])) || [];
+    if (found.some((r) => matches(r, ex.expect))) return;
+    const given = found.length ? found.slice(0, 3).map((r) => JSON.stringify(r.kind === "value" ? r.fields || {} : r.kind === "event" ? { state: r.state, title: r.title } : { title: r.title })).join("; ") : "no record";
+    out.push(problem("PLG-REVIEW-EXAMPLE", `review.json examples[${i}]: on ${ex.date} series ${ex.series} the fixtures give ${given}, not ${JSON.stringify(ex.expect)}`, { path: `examples[${i}]` }));
+  });
+  return out;
+}
+
+function checkReviewFolder(root, manifest, records) {
+  const text = fs.readFileSync(path.join(root, "review.json"), "utf8");
+  const out = validateReview(text, manifest);
+  let doc = null;
+  try {
+    doc = JSON.parse(text);
+  } catch {
+    doc = null;
+  }
+  out.push(...reviewExampleProblems(doc, records));
+  for (const p of out) p.file = "review.json";
   return out;
 }
 

@@ -28,11 +28,17 @@ from almanac.orchestration.catalog import (
 from almanac.orchestration.pipeline import RunPipeline
 from almanac.platform.clock import Clock
 from almanac.platform.mail import Mailer, load_mail_settings, mailer_for
+from almanac.platform.publishing.checks import RoomRun, Sources
 from almanac.platform.publishing.proof import DomainProver
 from almanac.platform.store.engine import make_engine
 from almanac.sandbox.wellknown import domain_prover as default_domain_prover
 from almanac.sensors.domains import domain_recheck_definitions
 from almanac.sensors.runs import due_runs_sensor, evaluation_time, failed_runs_sensor
+from almanac.sensors.upload_checks import (
+    default_sources,
+    locked_room_run,
+    upload_check_definitions,
+)
 from almanac.settings import Settings, load_settings
 
 
@@ -68,6 +74,8 @@ def build_definitions(
     clock: Clock = evaluation_time,
     domain_prover: Callable[[], DomainProver] | None = None,
     mailer: Callable[[], Mailer] | None = None,
+    check_room: Callable[[], RoomRun] | None = None,
+    check_sources: Callable[[], Sources] | None = None,
 ) -> dg.Definitions:
     """The Definitions over the store at `settings.database_url` (or `engine`). The domain
     re-checks make `domain_prover` and `mailer` when they run (by default DNS through
@@ -100,7 +108,14 @@ def build_definitions(
             STORE_IO_MANAGER: dg.IOManagerDefinition.hardcoded_io_manager(StoreWriter(pipeline)),
         },
     )
-    return dg.Definitions.merge(plugins, rechecks)
+    checks = upload_check_definitions(
+        engine,
+        check_sources or default_sources(settings.base_url),
+        mailer or environment_mailer,
+        check_room or locked_room_run,
+        clock,
+    )
+    return dg.Definitions.merge(plugins, rechecks, checks)
 
 
 @dg.definitions

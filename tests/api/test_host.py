@@ -210,7 +210,12 @@ def test_the_version_page_shows_digest_manifest_files_and_checks(host, packs):
     for listed in body["files"]:
         assert listed["size"] == len(on_disk[listed["path"]])
         assert listed["sha256"] == __import__("hashlib").sha256(on_disk[listed["path"]]).hexdigest()
+    room = body["checks"].pop("room")
     assert body["checks"] == {"manifest": [], "update": [], "against_version_id": None}
+    # The locked-room checks wait for the checks job (tests/publishing/test_upload_checks.py).
+    assert [(c["name"], c["status"]) for c in room] == [
+        (name, "queued") for name in ("fixtures", "cases", "examples", "sources", "links")
+    ]
     assert_problem(host.get(f"{HOST}/{UK}/versions/999999"), 404, "NOT-FOUND")
 
 

@@ -13,7 +13,7 @@ const cases = (folder) => {
   const dir = path.join(CONFORMANCE, folder);
   return fs.existsSync(dir) ? fs.readdirSync(dir).filter((f) => f.endsWith(".json")).sort().map((f) => [f.slice(0, -5), JSON.parse(fs.readFileSync(path.join(dir, f), "utf8"))]) : [];
 };
-const RUN_HERE = ["manifests", "records", "digests", "contexts", "listings", "updates"];
+const RUN_HERE = ["manifests", "records", "digests", "contexts", "listings", "updates", "reviews"];
 const RUN_ELSEWHERE = { days: "days.test.mjs", folders: "folders.test.mjs" };
 test("every folder of tests/conformance/ is run by the node suite", () => {
   const folders = fs.readdirSync(CONFORMANCE, { withFileTypes: true }).filter((e) => e.isDirectory()).map((e) => e.name).sort();
@@ -126,6 +126,20 @@ for (const [name, c] of updateCases) {
     assert.deepEqual(tool.validateManifest(c.published), [], "the published manifest passes");
     assert.deepEqual(tool.validateManifest(c.candidate), [], "the candidate manifest passes");
     const problems = tool.compareManifests(c.published, c.candidate);
+    assert.deepEqual(asSet(problems.map((p) => [p.code, p.path ?? null])), asSet(c.expect.map((e) => [e.code, e.path ?? null])), c.description);
+  });
+}
+
+// review.json: its shape and its example days, as tests/contract/test_conformance_reviews.py
+// runs them against src/almanac/platform/publishing/review.py.
+const reviewCases = cases("reviews");
+test("there are review cases", () => assert.ok(reviewCases.length >= 10, `only ${reviewCases.length} review cases`));
+for (const [name, c] of reviewCases) {
+  test(`review case ${name}`, () => {
+    assert.deepEqual(tool.validateManifest(c.manifest), []);
+    const text = "raw" in c ? c.raw : JSON.stringify(c.review);
+    const parsed = "raw" in c ? null : c.review;
+    const problems = [...tool.validateReview(text, c.manifest), ...tool.reviewExampleProblems(parsed, c.records)];
     assert.deepEqual(asSet(problems.map((p) => [p.code, p.path ?? null])), asSet(c.expect.map((e) => [e.code, e.path ?? null])), c.description);
   });
 }

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+from collections.abc import Sequence
 from pathlib import Path
 
 from fastapi import APIRouter, FastAPI
@@ -47,17 +49,23 @@ class BodyLimit:
         limit: int,
         fastapi_app: FastAPI,
         path_limits: dict[str, int] | None = None,
+        pattern_limits: Sequence[tuple[re.Pattern[str], int]] = (),
     ) -> None:
         self.app = app
         self.limit = limit
         self.fastapi_app = fastapi_app
         self.path_limits = path_limits or {}
+        self.pattern_limits = tuple(pattern_limits)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        limit = self.path_limits.get(scope["path"], self.limit)
+        path = scope["path"]
+        limit = self.path_limits.get(path) or next(
+            (size for pattern, size in self.pattern_limits if pattern.fullmatch(path)),
+            self.limit,
+        )
         declared = dict(scope["headers"]).get(b"content-length")
         if declared is not None and declared.isdigit() and int(declared) > limit:
             await self._refuse(scope, send, limit)
@@ -158,5 +166,6 @@ def create_app(
         fastapi_app=app,
         # Pack archives are bigger than any other body; the route itself refuses above 8 MiB.
         path_limits={f"{API_PREFIX}/host/plugins/pack": host.PACK_BODY_LIMIT},
+        pattern_limits=[(portal.UPLOAD_PATH, portal.UPLOAD_BODY_LIMIT)],
     )
     return app

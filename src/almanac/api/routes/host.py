@@ -53,6 +53,7 @@ from almanac.platform.lifecycle import (
     NeverApproved,
     TransitionRefused,
 )
+from almanac.platform.publishing.checks import archive_of_folder, queue_version_checks
 from almanac.platform.store import plugins as store
 from almanac.platform.store.held import NothingHeld, decide_held
 from almanac.platform.store.reading import last_runs
@@ -98,6 +99,10 @@ def _refusals() -> Iterator[None]:
     except tuple(kind for kind, _, _ in _REFUSALS) as error:
         _, status_code, code = next(r for r in _REFUSALS if isinstance(error, r[0]))
         raise ProblemError(status_code, code, str(error)) from None
+
+
+refusals = _refusals
+"""The host's refusals as problems, for the host pages that make the same moves."""
 
 
 @contextmanager
@@ -165,7 +170,9 @@ def register_pack(
     """Register a plug-in version from a pack archive (DECISIONS 5) sent as the raw body. The
     archive and the code are checked (Upload limits, Archive entries, Code file types, the
     manifest, the folder rules that need no Node, Versioning 4); a refusal stores nothing.
-    The plug-in moves to Pending; the same files again change nothing."""
+    The plug-in moves to Pending; the same files again change nothing. The locked-room checks
+    of the version (as an upload's) are queued for the checks job and shown on its version
+    page."""
     # The body is read before the role check (the parameter order), and the role check's
     # transaction ends here: on the embedded default it holds the one write lock, which the
     # slow archive checks must not.
@@ -181,6 +188,7 @@ def register_pack(
             now=now,
             publisher_organization_id=publisher_organization_id,
         )
+        queue_version_checks(db, done.version_id, archive, now)
     return _registered_out(ctx, done)
 
 
@@ -207,6 +215,7 @@ def register_folder(
             now=now,
             publisher_organization_id=body.publisher_organization_id,
         )
+        queue_version_checks(db, done.version_id, archive_of_folder(folder), now)
     return _registered_out(ctx, done)
 
 

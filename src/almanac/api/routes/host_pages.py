@@ -17,6 +17,7 @@ from almanac.api.schemas.host import (
     MoveOut,
     PluginSummaryOut,
     RetentionOut,
+    RoomCheckOut,
     RunOut,
     RunSourceOut,
     TakedownOut,
@@ -26,6 +27,7 @@ from almanac.api.schemas.host import (
 )
 from almanac.platform import hosting
 from almanac.platform.contract.problems import Problem, docs_link
+from almanac.platform.publishing.checks import version_room_checks
 from almanac.platform.store import plugins as store
 from almanac.platform.store.reading import HeldDetail, StoredRun, held_details, last_runs
 
@@ -219,5 +221,17 @@ def version_page(conn: Connection, plugin_id: str, version_id: int, base_url: st
             manifest=findings(checks.manifest, base_url),
             update=findings(checks.update, base_url),
             against_version_id=checks.against_version_id,
+            room=[
+                RoomCheckOut(
+                    name=c.name,
+                    status=c.status.value,
+                    findings=findings(c.findings, base_url),
+                    queued_at=c.queued_at,
+                    started_at=c.started_at,
+                    finished_at=c.finished_at,
+                    deadline_at=c.deadline_at,
+                )
+                for c in version_room_checks(conn, version_id)
+            ],
         ),
     )

@@ -2,13 +2,24 @@
 Developer Agreement and its acceptance, plug-in id reservations, and the submission gate.
 
 Naming and proving the domain and accepting the agreement are a person's moves, signed in with
-a password ("Authentication" 5): a bearer token is refused for them."""
+a password ("Authentication" 5): a bearer token is refused for them.
+
+Uploads ("Version in the portal"): the packed archive is the raw body with
+`Content-Type: application/zip` (415 otherwise), as the host's pack route takes it; the static
+checks answer at once; an organization's uploads are 404 to anyone outside it."""
 
 from __future__ import annotations
 
-from fastapi import APIRouter, status
+import re
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Annotated
+
+from fastapi import APIRouter, Depends, Request, Response, status
 
 from almanac.api.deps import Context, CurrentAccount, Db, Now, SessionAccount
+from almanac.api.problems import ProblemError
+from almanac.api.routes.host_pages import findings
 from almanac.api.schemas import RowIdPath
 from almanac.api.schemas.portal import (
     AgreementAcceptanceOut,
@@ -24,12 +35,16 @@ from almanac.api.schemas.portal import (
     GateReasonOut,
     PluginIdIn,
     PluginIdOut,
+    UploadCheckOut,
+    UploadOut,
 )
+from almanac.platform.contract.pack import MAX_ARCHIVE_BYTES, CodeRefused
 from almanac.platform.contract.problems import docs_link
-from almanac.platform.publishing import agreement, domains, gate, ids
+from almanac.platform.publishing import agreement, domains, gate, ids, uploads
 from almanac.platform.publishing.agreement import Acceptance, AgreementVersion
 from almanac.platform.publishing.domains import DomainStatus
 from almanac.platform.publishing.ids import IdBinding
+from almanac.platform.publishing.models import CheckStatus
 from almanac.platform.publishing.roles import require_member
 
 router = APIRouter(prefix="/portal", tags=["portal"])
@@ -230,3 +245,173 @@ def submission_gate(
             for p in answer.reasons
         ],
     )
+
+
+UPLOAD_PATH = re.compile(r"/api/v1/portal/organizations/[0-9]+/uploads")
+UPLOAD_BODY_LIMIT = 2 * MAX_ARCHIVE_BYTES
+"""Above the archive limit, so an archive just over it is answered PLG-ZIP-TOO-LARGE."""
+PACK_MEDIA_TYPE = "application/zip"
+UploadIdPath = RowIdPath
+
+
+async def _archive(request: Request) -> bytes:
+    """The raw body, only when sent as `Content-Type: application/zip` (else 415)."""
+    media_type = request.headers.get("content-type", "").split(";", 1)[0].strip().lower()
+    if media_type != PACK_MEDIA_TYPE:
+        sent = f"Content-Type {media_type}" if media_type else "no Content-Type"
+        raise ProblemError(
+            415,
+            "REQUEST-MEDIA-TYPE",
+            f"the pack is sent as the raw archive with Content-Type {PACK_MEDIA_TYPE}, "
+            f"not with {sent}",
+        )
+    return await request.body()
+
+
+@contextmanager
+def _code_refusals() -> Iterator[None]:
+    """A refused archive or code: 413 for PLG-ZIP-TOO-LARGE, else 422, with every finding."""
+    try:
+        yield
+    except CodeRefused as refused:
+        code = refused.code
+        status_code = 413 if code == "PLG-ZIP-TOO-LARGE" else 422
+        first = next(p for p in refused.problems if p.code == code)
+        raise ProblemError(status_code, code, first.message, refused.problems) from None
+
+
+def upload_out(found: uploads.UploadView, base_url: str) -> UploadOut:
+    final = (CheckStatus.PASSED, CheckStatus.FAILED)
+    return UploadOut(
+        id=found.id,
+        organization_id=found.organization_id,
+        plugin_id=found.plugin_id,
+        version=found.version,
+        digest=found.digest,
+        state=found.state.value,
+        listing_only=found.listing_only,
+        code_upload_id=found.code_upload_id,
+        code_published=found.code_published,
+        uploaded_by=found.uploaded_by,
+        agent_name=found.agent_name,
+        uploaded_at=found.uploaded_at,
+        withdrawn_by=found.withdrawn_by,
+        withdrawn_at=found.withdrawn_at,
+        checks_final=all(c.status in final for c in found.checks),
+        checks_passed=all(c.status is CheckStatus.PASSED for c in found.checks),
+        warnings=findings(found.warnings, base_url),
+        checks=[
+            UploadCheckOut(
+                name=c.name,
+                status=c.status.value,
+                findings=findings(c.findings, base_url),
+                queued_at=c.queued_at,
+                started_at=c.started_at,
+                finished_at=c.finished_at,
+                deadline_at=c.deadline_at,
+            )
+            for c in found.checks
+        ],
+        record_diff=None if found.record_diff is None else dict(found.record_diff),
+    )
+
+
+@router.post(
+    "/organizations/{organization_id}/uploads",
+    status_code=status.HTTP_201_CREATED,
+    response_model=UploadOut,
+    responses={200: {"model": UploadOut, "description": "the same bytes were uploaded before"}},
+    openapi_extra={
+        "requestBody": {
+            "required": True,
+            "content": {"application/zip": {"schema": {"type": "string", "format": "binary"}}},
+        }
+    },
+)
+def upload_version(
+    archive: Annotated[bytes, Depends(_archive)],
+    organization_id: RowIdPath,
+    account: CurrentAccount,
+    ctx: Context,
+    db: Db,
+    now: Now,
+    response: Response,
+) -> UploadOut:
+    """Upload a packed plug-in (owners and admins; DECISIONS 5) as the raw body. Refused, and
+    nothing stored: every PLG-ZIP-*, code file types and 1 MiB of covered code, the manifest
+    (PLG-SCHEDULE-TOO-FREQUENT among its rules), the folder and imports, PLG-STORE-AUDIENCE,
+    PLG-LICENCE-TERMS-MISSING, PLG-ID-TAKEN, PLG-ID-RETIRED, PLG-VERSION-REUSED,
+    PLG-VERSION-NOT-GREATER, the update rules of "Versioning" 4, PLG-QUOTA-UPLOADS and
+    PLG-QUOTA-CHECKING (429). The same bytes again answer that version (200); the same code
+    with a new listing is a listing-only version. The answer holds the static checks."""
+    # The body is read before the role check (the parameter order); the role check's
+    # transaction ends before the archive checks, which must not hold the write lock of the
+    # embedded default; the upload's own transaction follows.
+    uploads.require_uploader(db, organization_id, account)
+    db.commit()
+    with _code_refusals():
+        examined = uploads.examine(archive)
+        answer = uploads.upload(db, organization_id, account, examined, now)
+    db.commit()
+    if not answer.created:
+        response.status_code = status.HTTP_200_OK
+    return upload_out(answer.upload, ctx.settings.base_url)
+
+
+@router.get("/organizations/{organization_id}/uploads", response_model=list[UploadOut])
+def list_uploads(
+    organization_id: RowIdPath, account: CurrentAccount, ctx: Context, db: Db
+) -> list[UploadOut]:
+    """The organization's uploaded versions, newest first, with their checks (members)."""
+    return [
+        upload_out(u, ctx.settings.base_url)
+        for u in uploads.organization_uploads(db, organization_id, account)
+    ]
+
+
+@router.get("/organizations/{organization_id}/uploads/{upload_id}", response_model=UploadOut)
+def show_upload(
+    organization_id: RowIdPath,
+    upload_id: UploadIdPath,
+    account: CurrentAccount,
+    ctx: Context,
+    db: Db,
+) -> UploadOut:
+    """One uploaded version with its checks and findings (members; 404 to anyone else)."""
+    found = uploads.show_upload(db, organization_id, account, upload_id)
+    return upload_out(found, ctx.settings.base_url)
+
+
+@router.post(
+    "/organizations/{organization_id}/uploads/{upload_id}/withdraw", response_model=UploadOut
+)
+def withdraw_upload(
+    organization_id: RowIdPath,
+    upload_id: UploadIdPath,
+    account: CurrentAccount,
+    ctx: Context,
+    db: Db,
+    now: Now,
+) -> UploadOut:
+    """Withdraw an upload (owners and admins); withdrawn already is STATE-CONFLICT."""
+    found = uploads.withdraw(db, organization_id, account, upload_id, now)
+    db.commit()
+    return upload_out(found, ctx.settings.base_url)
+
+
+@router.post(
+    "/organizations/{organization_id}/uploads/{upload_id}/checks", response_model=UploadOut
+)
+def rerun_checks(
+    organization_id: RowIdPath,
+    upload_id: UploadIdPath,
+    account: CurrentAccount,
+    ctx: Context,
+    db: Db,
+    now: Now,
+) -> UploadOut:
+    """Re-run the checks of an upload (owners and admins; PLG-QUOTA-CHECKING applies)."""
+    with _code_refusals():
+        found = uploads.rerun_checks(db, organization_id, account, upload_id, now)
+    db.commit()
+    return upload_out(found, ctx.settings.base_url)

@@ -167,6 +167,18 @@ class FileOut(BaseModel):
     sha256: str
 
 
+class RoomCheckOut(BaseModel):
+    """One locked-room check of a version (the checks job's run), with its named status."""
+
+    name: str = Field(description="fixtures, cases, examples, sources or links")
+    status: str = Field(description="queued, running, passed or failed (the last two final)")
+    findings: list[FindingOut]
+    queued_at: datetime
+    started_at: datetime | None
+    finished_at: datetime | None
+    deadline_at: datetime
+
+
 class VersionChecksOut(BaseModel):
     manifest: list[FindingOut]
     update: list[FindingOut] = Field(
@@ -174,6 +186,11 @@ class VersionChecksOut(BaseModel):
         "inform the person approving."
     )
     against_version_id: int | None
+    room: list[RoomCheckOut] = Field(
+        default_factory=list,
+        description="The locked-room checks, as an upload's: the fixtures twice, each run case, "
+        "the example days, the real sources once, the listing links.",
+    )
 
 
 class VersionOut(VersionRefOut):

@@ -4,12 +4,13 @@ of the staff routes that answer invitation requests and post agreement versions.
 from __future__ import annotations
 
 from datetime import date, datetime
-from typing import Annotated
+from typing import Annotated, Any
 
 from fastapi import Path
 from pydantic import BaseModel, Field
 
 from almanac.api.schemas import INTEGER_ID_MAX
+from almanac.api.schemas.host import FindingOut
 
 AgreementVersionPath = Annotated[int, Path(ge=1, le=INTEGER_ID_MAX)]
 
@@ -123,3 +124,50 @@ class InvitationDecisionOut(BaseModel):
     decision: str
     decided_at: datetime
     mailed: bool = Field(description="whether the requester was mailed (only when invited)")
+
+
+class UploadCheckOut(BaseModel):
+    """One named check of an uploaded version and its findings in the catalog's words."""
+
+    name: str = Field(description="manifest, folder, imports, listing, review or updates")
+    status: str = Field(description="queued, running, passed or failed (the last two final)")
+    findings: list[FindingOut]
+    queued_at: datetime
+    started_at: datetime | None
+    finished_at: datetime | None
+    deadline_at: datetime
+
+
+class UploadOut(BaseModel):
+    """An uploaded version: who sent it, its state, whether it is listing-only, its checks."""
+
+    id: int
+    organization_id: int
+    plugin_id: str
+    version: str
+    digest: str
+    state: str = Field(description="checking, checked, in_review or withdrawn")
+    listing_only: bool = Field(
+        description="the same code as an earlier upload or a published version, with other "
+        "files outside the digest (listing, review): its code approval stands"
+    )
+    code_upload_id: int | None = Field(description="the earlier upload of the same code")
+    code_published: bool = Field(description="the code is a version published already")
+    uploaded_by: str
+    agent_name: str | None
+    uploaded_at: datetime
+    withdrawn_by: str | None
+    withdrawn_at: datetime | None
+    checks_final: bool = Field(description="every check is passed or failed")
+    checks_passed: bool = Field(description="every check passed")
+    warnings: list[FindingOut] = Field(
+        description="warnings of every check (update warnings among them), seen by the "
+        "publisher and the reviewer"
+    )
+    checks: list[UploadCheckOut]
+    record_diff: dict[str, Any] | None = Field(
+        description="for an update, what its run on today's real downloads would change in the "
+        "stored records, per series: counts and the first new, revised (old and new content), "
+        "moved and missing records (those a snapshot window would count missing); nothing is "
+        "written"
+    )

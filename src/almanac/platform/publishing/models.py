@@ -1,17 +1,21 @@
-"""Tables of publishing: domain claims and checks, invitations, agreement, id bindings."""
+"""Tables of publishing: domain claims and checks, invitations, agreement, id bindings,
+portal uploads and their checks."""
 
 from __future__ import annotations
 
 from datetime import date, datetime
 from enum import StrEnum
+from typing import Any
 
 from sqlalchemy import (
+    JSON,
     Boolean,
     CheckConstraint,
     Date,
     ForeignKey,
     Index,
     Integer,
+    LargeBinary,
     String,
     Text,
     UniqueConstraint,
@@ -181,3 +185,91 @@ class PluginIdBinding(Base):
     bound_by: Mapped[str] = mapped_column(String(320))
     bound_at: Mapped[datetime] = mapped_column(UTCDateTime())
     retired_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
+
+
+class UploadState(StrEnum):
+    """ "States and transitions", Version in the portal (the part built so far)."""
+
+    CHECKING = "checking"  # a check is queued or running
+    CHECKED = "checked"  # every check reached its final state
+    IN_REVIEW = "in_review"
+    WITHDRAWN = "withdrawn"
+
+
+class CheckStatus(StrEnum):
+    """The named status of one check of an uploaded version; passed and failed are final."""
+
+    QUEUED = "queued"
+    RUNNING = "running"
+    PASSED = "passed"
+    FAILED = "failed"
+
+
+class PortalUpload(Base):
+    """A version uploaded in the portal: the archive as sent, its code digest, who sent it.
+    `code_upload_id` names the first upload of the same code when this one is listing-only."""
+
+    __tablename__ = "portal_uploads"
+    __table_args__ = (
+        CheckConstraint(_in("state", UploadState), name="state"),
+        Index("ix_portal_uploads_organization_id_uploaded_at", "organization_id", "uploaded_at"),
+        Index("ix_portal_uploads_plugin_id", "plugin_id"),
+    )
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    organization_id: Mapped[int] = mapped_column(ForeignKey("organizations.id"))
+    plugin_id: Mapped[str] = mapped_column(String(48))
+    version: Mapped[str] = mapped_column(String(32))
+    digest: Mapped[str] = mapped_column(String(80))
+    content_hash: Mapped[str] = mapped_column(String(64))
+    code_upload_id: Mapped[int | None] = mapped_column(ForeignKey("portal_uploads.id"))
+    code_published: Mapped[bool] = mapped_column(Boolean)
+    manifest: Mapped[dict[str, Any]] = mapped_column(JSON)
+    archive: Mapped[bytes] = mapped_column(LargeBinary)
+    state: Mapped[str] = mapped_column(String(16))
+    uploaded_by: Mapped[str] = mapped_column(String(320))
+    agent_name: Mapped[str | None] = mapped_column(String(200))
+    uploaded_at: Mapped[datetime] = mapped_column(UTCDateTime())
+    withdrawn_by: Mapped[str | None] = mapped_column(String(320))
+    withdrawn_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
+    record_diff: Mapped[dict[str, Any] | None] = mapped_column(JSON)
+
+
+class UploadCheck(Base):
+    """One named check of an uploaded version, or of a version registered at the host
+    (`version_id`), its status, deadline and findings (a list of {code, message, path, line})."""
+
+    __tablename__ = "portal_upload_checks"
+    __table_args__ = (
+        CheckConstraint(_in("status", CheckStatus), name="status"),
+        CheckConstraint("(upload_id IS NULL) <> (version_id IS NULL)", name="one_subject"),
+        Index("ix_portal_upload_checks_upload_id", "upload_id"),
+        Index("ix_portal_upload_checks_version_id", "version_id"),
+    )
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    upload_id: Mapped[int | None] = mapped_column(
+        ForeignKey("portal_uploads.id", ondelete="CASCADE")
+    )
+    version_id: Mapped[int | None] = mapped_column(
+        ForeignKey("plugin_versions.id", ondelete="CASCADE")
+    )
+    name: Mapped[str] = mapped_column(String(32))
+    status: Mapped[str] = mapped_column(String(16))
+    findings: Mapped[list[dict[str, Any]]] = mapped_column(JSON)
+    queued_at: Mapped[datetime] = mapped_column(UTCDateTime())
+    started_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
+    finished_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
+    deadline_at: Mapped[datetime] = mapped_column(UTCDateTime())
+
+
+class VersionCheckInput(Base):
+    """The whole pack of a version an operator registered (fixtures and listing included,
+    which the version's covered files leave out), kept for its locked-room checks."""
+
+    __tablename__ = "version_check_inputs"
+
+    version_id: Mapped[int] = mapped_column(
+        ForeignKey("plugin_versions.id", ondelete="CASCADE"), primary_key=True
+    )
+    archive: Mapped[bytes] = mapped_column(LargeBinary)
