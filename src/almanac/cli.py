@@ -14,9 +14,15 @@ Command = Callable[[argparse.Namespace], int]
 
 
 def _up(args: argparse.Namespace) -> int:
-    from almanac.service import run_service
+    from dataclasses import replace
 
-    return run_service()
+    from almanac.service import run_service
+    from almanac.settings import load_settings
+
+    settings = load_settings()
+    if args.api_workers is not None:
+        settings = replace(settings, api_workers=args.api_workers)
+    return run_service(settings)
 
 
 def _deploy(args: argparse.Namespace) -> int:
@@ -62,10 +68,27 @@ def _day(text: str) -> date:
         raise argparse.ArgumentTypeError(f"{text!r} is not a date (YYYY-MM-DD)") from None
 
 
+def _workers(text: str) -> int:
+    from almanac.settings import parse_api_workers
+
+    try:
+        return parse_api_workers(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc).removeprefix("ALMANAC_API_WORKERS: ")) from None
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="almanac", description=__doc__)
     commands = parser.add_subparsers(dest="command", required=True, metavar="<command>")
-    up = commands.add_parser("up", help="start the service on its embedded default")
+    up = commands.add_parser(
+        "up", help="start the service (its embedded default, or ALMANAC_DATABASE_URL)"
+    )
+    up.add_argument(
+        "--api-workers",
+        type=_workers,
+        default=None,
+        help="uvicorn worker processes for the API (default ALMANAC_API_WORKERS, else 1)",
+    )
     up.set_defaults(handler=_up)
     deploy = commands.add_parser(
         "deploy", help="hold runs, wait for the running one, migrate the store, let runs go"

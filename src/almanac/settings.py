@@ -18,6 +18,10 @@ class Settings:
     run_slots: int = 1
     """How many plug-in runs may go at once (the `almanac` pool's limit; Running rule 5 asks
     for one; a bigger host may allow more)."""
+    api_workers: int = 1
+    """How many uvicorn worker processes serve the API (`ALMANAC_API_WORKERS`): each holds no
+    state of its own (sessions and counters live in the store), so a proxy may spread requests
+    over them."""
     dns_servers: tuple[tuple[str, int], ...] = ()
     """The DNS servers (address, port) domain proofs ask for TXT records; empty means the
     system's resolver configuration (`ALMANAC_DNS_SERVERS`)."""
@@ -56,10 +60,17 @@ def parse_dns_servers(text: str) -> tuple[tuple[str, int], ...]:
     return tuple(servers)
 
 
+def parse_api_workers(text: str) -> int:
+    """`ALMANAC_API_WORKERS` or `--api-workers`: a whole number from 1 to 64."""
+    if not text.strip().isdigit() or not 1 <= int(text) <= 64:
+        raise ValueError(f"ALMANAC_API_WORKERS: {text!r} is not a number of workers (1 to 64)")
+    return int(text)
+
+
 def load_settings(environ: dict[str, str] | None = None) -> Settings:
     """Settings from `ALMANAC_HOME`, `ALMANAC_PORT`, `ALMANAC_DAGSTER_PORT`,
-    `ALMANAC_DATABASE_URL`, `ALMANAC_BASE_URL`, `ALMANAC_RUN_SLOTS` and
-    `ALMANAC_DNS_SERVERS`, with the embedded defaults."""
+    `ALMANAC_DATABASE_URL`, `ALMANAC_BASE_URL`, `ALMANAC_RUN_SLOTS`, `ALMANAC_API_WORKERS`
+    and `ALMANAC_DNS_SERVERS`, with the embedded defaults."""
     env = os.environ if environ is None else environ
     home = Path(env.get("ALMANAC_HOME") or Path.home() / ".almanac").resolve()
     api_port = int(env.get("ALMANAC_PORT", "8000"))
@@ -70,5 +81,6 @@ def load_settings(environ: dict[str, str] | None = None) -> Settings:
         database_url=env.get("ALMANAC_DATABASE_URL") or f"sqlite:///{home / 'almanac.db'}",
         base_url=env.get("ALMANAC_BASE_URL") or f"http://127.0.0.1:{api_port}",
         run_slots=int(env.get("ALMANAC_RUN_SLOTS", "1")),
+        api_workers=parse_api_workers(env.get("ALMANAC_API_WORKERS", "1")),
         dns_servers=parse_dns_servers(env.get("ALMANAC_DNS_SERVERS", "")),
     )

@@ -81,22 +81,30 @@ def _plugin_pack(work: Path) -> tuple[bytes, str, str]:
     return (work / "pack.zip").read_bytes(), digest.group(1), source
 
 
-def _operator(api: str, database_url: str) -> httpx.Client:
-    """An operator as a new one becomes one: sign-up over HTTP, the mailed link (kept in the
-    outbox: no SMTP here), `almanac staff grant` on the machine, sign-in over HTTP."""
+def _person(api: str, database_url: str, email: str) -> httpx.Client:
+    """A new person as one becomes one: sign-up over HTTP, the mailed link (kept in the
+    outbox: no SMTP here), sign-in over HTTP."""
     client = httpx.Client(base_url=api, timeout=30)
-    made = client.post("/api/v1/auth/signup", json={"email": EMAIL, "password": PASSWORD})
+    made = client.post("/api/v1/auth/signup", json={"email": email, "password": PASSWORD})
     assert made.status_code == 201, made.text
     engine = create_engine(database_url)
     with engine.connect() as conn:
         body = conn.execute(
             text("SELECT body FROM mail_outbox WHERE to_address = :to ORDER BY id DESC"),
-            {"to": EMAIL},
+            {"to": email},
         ).scalar_one()
     engine.dispose()
     link = re.search(r"https?://\S+/api/v1/auth/verify\?token=\S+", body)
     assert link, body
     assert client.get(link.group(0)).status_code == 200
+    signed = client.post("/api/v1/auth/signin", json={"email": email, "password": PASSWORD})
+    assert signed.status_code == 200, signed.text
+    return client
+
+
+def _operator(api: str, database_url: str) -> httpx.Client:
+    """An operator: a new person granted the role by `almanac staff grant` on the machine."""
+    client = _person(api, database_url, EMAIL)
     granted = subprocess.run(
         [str(Path(sys.executable).parent / "almanac"), "staff", "grant", EMAIL, "operator"],
         env={**os.environ, "ALMANAC_DATABASE_URL": database_url},
@@ -105,9 +113,24 @@ def _operator(api: str, database_url: str) -> httpx.Client:
         timeout=60,
     )
     assert granted.returncode == 0, granted.stderr
-    signed = client.post("/api/v1/auth/signin", json={"email": EMAIL, "password": PASSWORD})
-    assert signed.status_code == 200, signed.text
     return client
+
+
+def _api_workers(up: Service) -> int:
+    """How many processes the API's uvicorn started to serve requests."""
+    for pid in descendants(up.process.pid):
+        try:
+            command = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ")
+        except OSError:
+            continue
+        if b"almanac.service:api_app" in command:
+            # uvicorn's workers are multiprocessing children (beside its resource tracker).
+            return sum(
+                b"spawn_main" in Path(f"/proc/{child}/cmdline").read_bytes()
+                for child in descendants(pid)
+                if Path(f"/proc/{child}").exists()
+            )
+    return 0
 
 
 def _ok(response: httpx.Response, status: int = 200) -> Any:
@@ -134,7 +157,8 @@ def test_a_plugin_approved_over_http_runs_on_postgresql(
     archive, digest, source = _plugin_pack(tmp_path)
     source_server.routes["/rates.csv"] = lambda h: h.reply(200, source.encode())
 
-    with almanac_up(tmp_path / "home", database_url) as up:
+    # As in production: PostgreSQL for the store and Dagster, the API in two worker processes.
+    with almanac_up(tmp_path / "home", database_url, ("--api-workers", "2")) as up:
         deadline = time.monotonic() + START_SECONDS
         health = wait_for(f"{up.api}/health", deadline, up)
         assert health.json() == {"status": "ok", "database": "ok"}
@@ -167,8 +191,10 @@ def test_a_plugin_approved_over_http_runs_on_postgresql(
         lines = [line for line in source.splitlines()[1:] if line.split(",")[0] <= run["today"]]
         assert lines, "the template's source holds rates up to today"
         assert run["new"] == len(lines)
-        assert [r.path for r in source_server.requests] == ["/rates.csv"]
-        assert source_server.sni == [SOURCE_HOST]
+        # The run downloaded its source; the version's checks (queued at registration) fetch
+        # the real source once too.
+        assert {r.path for r in source_server.requests} == {"/rates.csv"}
+        assert set(source_server.sni) == {SOURCE_HOST}
 
         dates = sorted(line.split(",")[0] for line in lines)
         stored = _ok(
@@ -180,6 +206,33 @@ def test_a_plugin_approved_over_http_runs_on_postgresql(
         assert sorted(
             (r["record"]["date"], r["record"]["fields"]["rate"]) for r in stored["records"]
         ) == sorted((d, float(rate)) for d, rate in (line.split(",") for line in lines))
+
+        # A reader turns the plug-in on and sees each rate on its day, from either API worker.
+        assert _api_workers(up) == 2
+        reader = _person(up.api, database_url, "reader@example.org")
+        shown = reader.put(
+            "/api/v1/reader/preferences",
+            json={"preferences": {f"plugins.{PLUGIN}.shown": True}},
+        )
+        assert shown.status_code == 200, shown.text
+        for _ in range(4):  # new connections, so the proxy-less kernel spreads them
+            with httpx.Client(base_url=up.api, timeout=30, cookies=reader.cookies) as fresh:
+                drawn = _ok(
+                    fresh.get(
+                        "/api/v1/reader/days",
+                        params={"from": dates[0], "to": dates[-1], "today": run["today"]},
+                    )
+                )
+            [entry] = drawn["plugins"]
+            assert entry["plugin"] == PLUGIN and entry["status"] == "running"
+            on_days = {
+                day["date"]
+                for day in entry["days"]
+                for section in day["sections"]
+                for row in section["rows"]
+                if row["type"] == "value" and row["date"] == day["date"]
+            }
+            assert on_days == set(dates)
 
         # The examples' own first runs were recorded too: their real hosts resolve to nothing
         # in this namespace, so each failed with the downloader's reason.

@@ -71,8 +71,11 @@ class Service:
 
 
 @contextmanager
-def almanac_up(home: Path, database_url: str | None = None) -> Iterator[Service]:
-    """`almanac up` as the README starts it, on its embedded default or on `database_url`."""
+def almanac_up(
+    home: Path, database_url: str | None = None, args: tuple[str, ...] = ()
+) -> Iterator[Service]:
+    """`almanac up` as the README starts it (with `args`), on its embedded default or on
+    `database_url`."""
     api_port, ui_port = free_port(), free_port()
     env = {k: v for k, v in os.environ.items() if not k.startswith(("ALMANAC_", "DAGSTER_"))}
     env.update(
@@ -85,7 +88,7 @@ def almanac_up(home: Path, database_url: str | None = None) -> Iterator[Service]
     log = home.parent / f"{home.name}.log"
     with log.open("w") as out:
         process = subprocess.Popen(
-            [str(Path(sys.executable).parent / "almanac"), "up"],
+            [str(Path(sys.executable).parent / "almanac"), "up", *args],
             env=env,
             stdout=out,
             stderr=subprocess.STDOUT,
