@@ -75,6 +75,7 @@ from almanac.platform.store.engine import write_transaction
 from almanac.platform.store.models import Run
 from almanac.sandbox.download import SourceDownloader
 from almanac.sandbox.room import LockedRoom
+from almanac.sensors.upload_checks import DownloaderSources
 from almanac.settings import Settings
 from tests.sandbox.tls_server import Handler, LoopbackDialer, TableResolver, TLSServer
 
@@ -334,11 +335,13 @@ def harness_definitions() -> dg.Definitions:
 
 @dataclass(frozen=True)
 class Minute:
-    """What one minute of orchestration did: runs the sensor created (queued) and runs the
-    queue launched (executed to the end, in order)."""
+    """What one minute of orchestration did: runs the sensor created (queued), plug-in runs
+    the queue launched (executed to the end, in order), and the runs of the versions' checks
+    job it launched beside them (their own pool)."""
 
     created: list[dg.DagsterRun]
     launched: list[dg.DagsterRun]
+    checks: list[dg.DagsterRun] = field(default_factory=list)
 
     @property
     def launched_plugins(self) -> list[str]:
@@ -414,6 +417,15 @@ class Orchestrator:
             with _ACTIVE_LOCK:
                 _ACTIVE = None
 
+    def _check_sources(self) -> DownloaderSources:
+        """The versions' checks download through the pipeline's own test downloader: its hosts
+        resolve to the loopback source server, any other host to nothing, so no check reaches
+        past this machine."""
+        downloader = self.pipeline.downloader
+        if not isinstance(downloader, SourceDownloader):
+            downloader = SourceDownloader(base_url=BASE_URL, resolver=TableResolver({}))
+        return DownloaderSources(downloader, downloader)
+
     def build(self) -> dg.Definitions:
         """The service's definitions over the store now (catalog read afresh), run in-process."""
         with self.engine.connect() as conn:
@@ -430,6 +442,7 @@ class Orchestrator:
             pipeline=self.pipeline,
             catalog=catalog,
             clock=self.clock,
+            check_sources=self._check_sources,
         )
         return dg.Definitions.merge(defs, dg.Definitions(executor=dg.in_process_executor))
 
@@ -478,7 +491,12 @@ class Orchestrator:
             if not more:
                 break
             launched += more
-        return Minute(created=created, launched=[self.run(r.run_id) for r in launched])
+        done = [self.run(r.run_id) for r in launched]
+        return Minute(
+            created=created,
+            launched=[r for r in done if TAG_PLUGIN in r.tags],
+            checks=[r for r in done if TAG_PLUGIN not in r.tags],
+        )
 
     def _new_runs(self, before: set[str]) -> list[dg.DagsterRun]:
         return [r for r in self.instance.get_runs(ascending=True) if r.run_id not in before]
