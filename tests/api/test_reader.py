@@ -376,6 +376,29 @@ def test_every_shared_rendering_case_is_served_exactly(rapi, path: Path) -> None
     assert entry["days"] == expected
 
 
+def test_kept_days_show_a_runs_new_record_at_once_and_only_to_their_readers(rapi) -> None:
+    private = plugin_in_store(rapi, audience="private")
+    private.write([value("2026-06-01", 58.1)], date(2026, 6, 1))
+    operator = rapi.signed_in("host@example.org", operator=True)
+    assert set_readers(operator, private.id, emails=["listed@example.org"]).status_code == 200
+    listed = rapi.signed_in("listed@example.org")
+    show(listed, private.id)
+    params = {"from": "2026-06-01", "to": "2026-06-03", "today": "2026-06-03"}
+    first = listed.get("/api/v1/reader/days", params=params)
+    again = listed.get("/api/v1/reader/days", params=params)
+    assert again.content == first.content
+    assert again.headers["content-type"] == "application/json"
+    # The answer is the JSON of the whole object, as a JSONResponse would write it.
+    assert first.content == json.dumps(
+        first.json(), ensure_ascii=False, separators=(",", ":")
+    ).encode("utf-8")
+    private.write([value("2026-06-01", 58.1), value("2026-06-02", 58.4)], date(2026, 6, 2))
+    days = days_of(listed, **params)[private.id]["days"]
+    assert [r["figures"][0]["value"] for r in days[1]["sections"][0]["rows"]] == [58.4]
+    stranger = rapi.signed_in("stranger@example.org")
+    assert private.id not in days_of(stranger, **params)
+
+
 def test_the_days_of_several_plugins_come_by_id(rapi) -> None:
     plugins = sorted((plugin_in_store(rapi) for _ in range(3)), key=lambda p: p.id)
     reader = rapi.signed_in("reader@example.org")

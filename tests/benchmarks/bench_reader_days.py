@@ -8,7 +8,8 @@ Run: ALMANAC_TEST_DATABASE_URL=postgresql+psycopg://postgres@127.0.0.1:5432/post
      .venv/bin/python tests/benchmarks/bench_reader_days.py
 Needs `wrk` (Debian package `wrk`, installed by scripts/setup.sh). Not collected by pytest
 (bench_*.py). BENCH_REQUESTS sets the SQL-alone reads (200), BENCH_DURATION the seconds of each
-wrk phase (10).
+wrk phase (10), BENCH_WORKERS the uvicorn worker processes (1, as `almanac up` starts the API
+unless told otherwise). The last line is one JSON object of the figures.
 """
 
 from __future__ import annotations
@@ -53,6 +54,7 @@ FIRST = TODAY - timedelta(days=61)
 T0 = datetime(2026, 6, 30, 12, tzinfo=UTC)
 REQUESTS = int(os.environ.get("BENCH_REQUESTS", "200"))
 DURATION = int(os.environ.get("BENCH_DURATION", "10"))
+WORKERS = int(os.environ.get("BENCH_WORKERS", "1"))
 PARAMS = {"from": FIRST.isoformat(), "to": TODAY.isoformat(), "today": TODAY.isoformat()}
 # wrk calls `done` once at the end with its latency distribution (microseconds); non-2xx/3xx
 # answers are counted in summary.errors.status.
@@ -177,7 +179,7 @@ def main() -> None:
         process = subprocess.Popen(
             [sys.executable, "-m", "uvicorn", "almanac.service:api_app", "--factory",
              "--host", "127.0.0.1", "--port", str(port), "--log-level", "warning",
-             "--no-access-log"],
+             "--no-access-log", "--workers", str(WORKERS)],
             env=env, cwd=ROOT,
         )  # fmt: skip
         base = f"http://127.0.0.1:{port}"
@@ -196,7 +198,10 @@ def main() -> None:
         engine.dispose()
 
         s50, s95 = percentiles(sql)
-        print(f"10 shown plug-ins, {total} stored records, 62 days, answer {size} bytes")
+        print(
+            f"10 shown plug-ins, {total} stored records, 62 days, answer {size} bytes, "
+            f"{WORKERS} uvicorn worker{'s' if WORKERS > 1 else ''}"
+        )
         print(f"SQL alone ({REQUESTS} reads, 1 at a time): p50 {s50 * 1000:7.2f} ms   "
               f"p95 {s95 * 1000:7.2f} ms")  # fmt: skip
         for label, q50, q95, count, rate in (
@@ -217,7 +222,10 @@ def main() -> None:
                     "http_c1_p95_ms": h95 * 1000,
                     "http_c4_p50_ms": p50 * 1000,
                     "http_c4_p95_ms": p95 * 1000,
+                    "http_c1_requests_per_s": h_rate,
+                    "http_c4_requests_per_s": p_rate,
                     "sql_requests": REQUESTS,
+                    "workers": WORKERS,
                     "wrk_seconds": DURATION,
                 }
             )

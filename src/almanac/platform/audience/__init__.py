@@ -3,15 +3,18 @@ organization default, readers' reports, and the days and records a reader reads.
 FastAPI; every clock read comes in as `now`."""
 
 from almanac.platform.audience.days import (
+    EncodedPluginDays,
     PluginDays,
     PluginRecords,
     RawRecord,
     RecordHistoryEntry,
     check_language,
     check_range,
+    compact_json,
     day_records,
     plugin_records,
     read_days,
+    read_days_json,
 )
 from almanac.platform.audience.models import ReportCategory
 from almanac.platform.audience.preferences import (
@@ -40,6 +43,7 @@ __all__ = [
     "MAX_ORGANIZATIONS",
     "MAX_PEOPLE",
     "SHOWN_KEY",
+    "EncodedPluginDays",
     "PluginDays",
     "PluginRecords",
     "RawRecord",
@@ -51,11 +55,13 @@ __all__ = [
     "Shown",
     "check_language",
     "check_range",
+    "compact_json",
     "day_records",
     "file_report",
     "plugin_records",
     "plugin_reports",
     "read_days",
+    "read_days_json",
     "readable_plugin",
     "reader_list",
     "set_organization_default",

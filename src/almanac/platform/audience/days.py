@@ -6,11 +6,20 @@ stored records its docstring names, read in one statement for all plug-ins: the 
 in the range, and per series only the few records around it that decide a value in force, a
 change or the status row. A taken-down plug-in's records are hidden: its days are empty and its
 public message goes beside them (see `PluginDays.notice`).
+
+Drawing is a pure function of the records, the range, the reader's today, the language and the
+status, so `read_days_json` keeps each plug-in's drawn days (as JSON) by those and the
+plug-in's `records_stamp`, which every write of its records changes in the same transaction:
+a second read of unchanged records neither reads nor draws them again, in any process. Which
+plug-ins a reader may read and shows is decided anew on every read.
 """
 
 from __future__ import annotations
 
+import json
 import re
+import threading
+from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from datetime import date, datetime, timedelta
@@ -72,6 +81,64 @@ def check_language(language: str) -> str:
     return language
 
 
+@dataclass(frozen=True, slots=True)
+class EncodedPluginDays:
+    """`PluginDays` with its `days` already encoded: `days_json` is the JSON array, written
+    by `compact_json`."""
+
+    plugin: str
+    status: str
+    notice: str | None
+    days_json: bytes
+
+
+def compact_json(value: Any) -> bytes:
+    """UTF-8 JSON without spaces, the bytes the API's JSON answers are made of (Starlette's
+    `JSONResponse.render`), so pre-encoded parts join into the same answer."""
+    return json.dumps(
+        value, ensure_ascii=False, allow_nan=False, indent=None, separators=(",", ":")
+    ).encode("utf-8")
+
+
+def _shown_plugins(
+    db: Session, account: Account, first: date, last: date, language: str
+) -> list[ReadablePlugin]:
+    """The request checked, then the plug-ins the account reads and shows, by id."""
+    check_range(first, last)
+    check_language(language)
+    readable = visible_plugins(db, account)
+    shown = shown_of(db, account, readable)
+    return [p for p in readable if shown[p.id].shown]
+
+
+def _empty_days(first: date, last: date) -> list[Day]:
+    """A taken-down plug-in's days: every day, no section."""
+    return [
+        {"date": (first + timedelta(days=n)).isoformat(), "sections": []}
+        for n in range((last - first).days + 1)
+    ]
+
+
+def _drawn(
+    plugin: ReadablePlugin,
+    stored: dict[str, list[dict[str, Any]]],
+    first: date,
+    last: date,
+    today: date,
+    language: str,
+) -> list[Day]:
+    """The plug-in's days drawn from its records in `stored` (as `day_records` gives them)."""
+    return render_days(
+        plugin.manifest,
+        stored.get(plugin.id, ()),
+        from_date=first,
+        to_date=last,
+        today=today,
+        language=language,
+        status=plugin.status,
+    )
+
+
 def read_days(
     db: Session,
     account: Account,
@@ -83,33 +150,123 @@ def read_days(
 ) -> list[PluginDays]:
     """The days `first`..`last` (at most 62) of every plug-in the account reads and shows, by
     plug-in id, as a reader whose day is `today` and whose language is `language` sees them."""
-    check_range(first, last)
-    check_language(language)
-    readable = visible_plugins(db, account)
-    shown = shown_of(db, account, readable)
-    chosen = [p for p in readable if shown[p.id].shown]
+    chosen = _shown_plugins(db, account, first, last, language)
     drawn = [p for p in chosen if not p.taken_down]
     stored = day_records(db.connection(), drawn, first, last, today)
     result = []
     for plugin in chosen:
         if plugin.taken_down:
-            empty: list[Day] = [
-                {"date": (first + timedelta(days=n)).isoformat(), "sections": []}
-                for n in range((last - first).days + 1)
-            ]
+            empty = _empty_days(first, last)
             result.append(PluginDays(plugin.id, plugin.status, plugin.takedown_message, empty))
             continue
-        days = render_days(
-            plugin.manifest,
-            stored.get(plugin.id, ()),
-            from_date=first,
-            to_date=last,
-            today=today,
-            language=language,
-            status=plugin.status,
-        )
+        days = _drawn(plugin, stored, first, last, today, language)
         result.append(PluginDays(plugin.id, plugin.status, None, days))
     return result
+
+
+_DrawnKey = tuple[str, int, str, str, date, date, date, str]
+
+
+class DrawnDays:
+    """Drawn days as JSON, least recently used first out, at most `max_bytes` of them. Safe
+    to share between threads."""
+
+    def __init__(self, max_bytes: int) -> None:
+        self.max_bytes = max_bytes
+        self._kept: OrderedDict[_DrawnKey, bytes] = OrderedDict()
+        self._bytes = 0
+        self._lock = threading.Lock()
+
+    def get(self, key: _DrawnKey) -> bytes | None:
+        with self._lock:
+            found = self._kept.get(key)
+            if found is not None:
+                self._kept.move_to_end(key)
+            return found
+
+    def put(self, key: _DrawnKey, encoded: bytes) -> None:
+        if len(encoded) > self.max_bytes:
+            return
+        with self._lock:
+            old = self._kept.pop(key, None)
+            if old is not None:
+                self._bytes -= len(old)
+            self._kept[key] = encoded
+            self._bytes += len(encoded)
+            while self._bytes > self.max_bytes:
+                _, dropped = self._kept.popitem(last=False)
+                self._bytes -= len(dropped)
+
+    def __len__(self) -> int:
+        return len(self._kept)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._kept.clear()
+            self._bytes = 0
+
+
+DRAWN_DAYS = DrawnDays(max_bytes=64 * 1024 * 1024)
+"""The process's drawn days (62 days of a busy plug-in are some 60 KB of JSON)."""
+
+
+def _drawn_key(
+    plugin: ReadablePlugin, first: date, last: date, today: date, language: str
+) -> _DrawnKey | None:
+    """Everything the drawn days of a plug-in depend on; None when its records carry no stamp
+    (never written since the stamp came), so nothing may be kept."""
+    if plugin.records_stamp is None:
+        return None
+    return (
+        plugin.id,
+        plugin.version_id,
+        plugin.records_stamp,
+        plugin.status,
+        first,
+        last,
+        today,
+        language,
+    )
+
+
+def read_days_json(
+    db: Session,
+    account: Account,
+    *,
+    first: date,
+    last: date,
+    today: date,
+    language: str,
+) -> list[EncodedPluginDays]:
+    """`read_days` with each plug-in's days encoded by `compact_json`. Days drawn before from
+    the same records stamp, version, status, range, today and language are reused (see the
+    module's docstring); the others are read and drawn in one go and kept."""
+    chosen = _shown_plugins(db, account, first, last, language)
+    encoded: dict[str, bytes] = {}
+    missing: list[tuple[ReadablePlugin, _DrawnKey | None]] = []
+    for plugin in chosen:
+        if plugin.taken_down:
+            encoded[plugin.id] = compact_json(_empty_days(first, last))
+            continue
+        key = _drawn_key(plugin, first, last, today, language)
+        found = None if key is None else DRAWN_DAYS.get(key)
+        if found is None:
+            missing.append((plugin, key))
+        else:
+            encoded[plugin.id] = found
+    if missing:
+        stored = day_records(db.connection(), [p for p, _ in missing], first, last, today)
+        for plugin, key in missing:
+            days = compact_json(_drawn(plugin, stored, first, last, today, language))
+            encoded[plugin.id] = days
+            if key is not None:
+                DRAWN_DAYS.put(key, days)
+    return [
+        EncodedPluginDays(
+            p.id, p.status, p.takedown_message if p.taken_down else None, encoded[p.id]
+        )
+        for p in chosen
+    ]
 
 
 def _wanted(plugins: Sequence[ReadablePlugin]) -> list[SeriesWanted]:
@@ -221,14 +378,19 @@ def _history_entry(stored: StoredRecord, entry: RevisionEntry) -> RecordHistoryE
 
 
 __all__ = [
+    "DRAWN_DAYS",
+    "DrawnDays",
+    "EncodedPluginDays",
     "PluginDays",
     "PluginRecords",
     "RawRecord",
     "RecordHistoryEntry",
     "check_language",
     "check_range",
+    "compact_json",
     "day_records",
     "day_rows",
     "plugin_records",
     "read_days",
+    "read_days_json",
 ]

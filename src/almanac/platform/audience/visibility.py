@@ -52,6 +52,9 @@ class ReadablePlugin:
     manifest_doc: Mapping[str, Any]
     taken_down: bool
     takedown_message: str | None
+    records_stamp: str | None = None
+    """Changes with every write of the plug-in's records (`store.plugins.mark_records_changed`);
+    None: never stamped, so nothing drawn from its records may be kept."""
 
     @property
     def status(self) -> str:
@@ -93,6 +96,7 @@ def _readable_query(account: Account):  # type: ignore[no-untyped-def]
             plugins.c.state,
             plugins.c.taken_down,
             plugins.c.takedown_message,
+            plugins.c.records_stamp,
             versions.c.id.label("version_id"),
             versions.c.manifest,
             audience.label("audience"),
@@ -116,6 +120,7 @@ def _readable(row: Any) -> ReadablePlugin:
         manifest_doc=row.manifest,
         taken_down=bool(row.taken_down),
         takedown_message=row.takedown_message,
+        records_stamp=row.records_stamp,
     )
 
 

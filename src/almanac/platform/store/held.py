@@ -6,7 +6,7 @@ from datetime import datetime
 
 from sqlalchemy import Connection, delete, insert, select, update
 
-from almanac.platform.store.plugins import _log, lock_plugin
+from almanac.platform.store.plugins import _log, lock_plugin, mark_records_changed
 from almanac.platform.store.tables import held_series, plugins, records, revisions
 from almanac.platform.store.write import MISSES_TO_WITHDRAW
 
@@ -65,6 +65,7 @@ def decide_held(conn: Connection, plugin_id: str, *, accept: bool, by: str, now:
                 .where(records.c.id.in_([r["id"] for r in gone]))
                 .values(withdrawn=True, misses=0, since=now)
             )
+            mark_records_changed(conn, plugin_id)
         withdrawn = len(gone)
     elif ids:
         conn.execute(update(records).where(records.c.id.in_(ids)).values(misses=0))

@@ -58,6 +58,11 @@ class Plugin(Base):
     takedown_message: Mapped[str | None] = mapped_column(String(280))
     takedown_digest: Mapped[str | None] = mapped_column(String(128))
     registered_at: Mapped[datetime] = mapped_column(UTCDateTime)
+    # A fresh random token from every transaction that changes the plug-in's records (see
+    # `plugins.mark_records_changed`); None until the first such write. Readers' drawn days are
+    # kept by it: a token, unlike a counter, never comes back after a rollback, and never
+    # repeats in another database served by the same process.
+    records_stamp: Mapped[str | None] = mapped_column(String(32))
 
 
 class PluginVersion(Base):

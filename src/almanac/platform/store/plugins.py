@@ -7,6 +7,7 @@ Every function takes a connection inside a transaction (`write_transaction`) and
 from __future__ import annotations
 
 import hashlib
+import secrets
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
@@ -169,6 +170,13 @@ def lock_plugin(conn: Connection, plugin_id: str) -> Mapping[str, Any]:
     if row is None:
         raise UnknownPlugin(f"no plug-in has the id {plugin_id!r}")
     return row._asdict()
+
+
+def mark_records_changed(conn: Connection, plugin_id: str) -> None:
+    """Give the plug-in a new `records_stamp` in the transaction that changes its records, so
+    whatever was drawn from the records before (the readers' days) is known to be stale."""
+    stamp = secrets.token_hex(16)
+    conn.execute(update(plugins).where(plugins.c.id == plugin_id).values(records_stamp=stamp))
 
 
 def _digest_of(conn: Connection, version_id: int | None) -> str | None:

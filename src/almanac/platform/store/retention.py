@@ -9,7 +9,7 @@ from datetime import datetime
 
 from sqlalchemy import Connection, delete, func, select, update
 
-from almanac.platform.store.plugins import _log, lock_plugin
+from almanac.platform.store.plugins import _log, lock_plugin, mark_records_changed
 from almanac.platform.store.tables import held_series, plugins, records, revisions
 
 
@@ -62,6 +62,7 @@ def purge(
         raise PurgeNotConfirmed(f"type the plug-in id {plugin_id!r} exactly to purge its records")
     conn.execute(delete(revisions).where(revisions.c.record_id.in_(ids)))
     conn.execute(delete(records).where(records.c.plugin_id == plugin_id))
+    mark_records_changed(conn, plugin_id)
     conn.execute(delete(held_series).where(held_series.c.plugin_id == plugin_id))
     conn.execute(update(plugins).where(plugins.c.id == plugin_id).values(held=False))
     _log(

@@ -36,7 +36,13 @@ from almanac.platform.contract.identity import record_key
 from almanac.platform.contract.windows import snapshot_range
 from almanac.platform.lifecycle import RunTrigger, State
 from almanac.platform.store.engine import write_transaction
-from almanac.platform.store.plugins import RETRY_AFTER, lock_plugin, record_run_outcome, request_run
+from almanac.platform.store.plugins import (
+    RETRY_AFTER,
+    lock_plugin,
+    mark_records_changed,
+    record_run_outcome,
+    request_run,
+)
 from almanac.platform.store.tables import (
     held_series,
     plugins,
@@ -415,6 +421,7 @@ def write_run(
             _mark_moves(changes, stored)
             _withdraw_or_hold(changes, _count_misses(changes, stored, manifest, run.today))
         _apply(conn, changes, step)
+        mark_records_changed(conn, plugin_id)
         if not past_day:
             _record_held(conn, plugin_id, run_id, changes.held, run.now)
         conn.execute(update(runs).where(runs.c.id == run_id).values(**changes.counts.as_dict()))
