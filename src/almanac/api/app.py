@@ -12,6 +12,7 @@ from sqlalchemy.orm import sessionmaker
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from almanac.api.context import ApiContext
+from almanac.api.pages import install_pages
 from almanac.api.problems import install_problem_handlers, problem_response
 from almanac.api.redact import install_access_log_redaction
 from almanac.api.routes import (
@@ -160,6 +161,7 @@ def create_app(
     app.include_router(v1)
     app.include_router(invitations.router, prefix="/api")
     app.include_router(public.router)
+    install_pages(app)
     app.add_middleware(
         BodyLimit,
         limit=max_body,

@@ -1,0 +1,35 @@
+"""The web pages served by the same app as the API (issue 18, first part): readers' calendar,
+sign-in and sign-up, and the operators' host pages, drawn with Jinja2 from the same domain
+functions the API routes call. `install_pages(app)` adds their routes, their static files at
+/static and the handlers that answer a page's refusal as a page."""
+
+from __future__ import annotations
+
+from fastapi import FastAPI, Request
+from fastapi.responses import Response
+from fastapi.staticfiles import StaticFiles
+
+from almanac.api.pages import account, host, reader
+from almanac.api.pages.common import (
+    STATIC,
+    PageRefused,
+    SignInNeeded,
+    refused_page,
+    sign_in_redirect,
+)
+
+
+def install_pages(app: FastAPI) -> None:
+    """Page routes at /, /calendar, /signin, /signup, /signout and /host; CSS and the small
+    script at /static."""
+    for area in (account, reader, host):
+        app.include_router(area.router)
+    app.mount("/static", StaticFiles(directory=STATIC), name="static")
+
+    @app.exception_handler(PageRefused)
+    async def _refused(request: Request, exc: PageRefused) -> Response:
+        return refused_page(request, exc)
+
+    @app.exception_handler(SignInNeeded)
+    async def _sign_in(request: Request, exc: SignInNeeded) -> Response:
+        return sign_in_redirect(exc)

@@ -1,0 +1,299 @@
+"""The operators' pages at /host: every plug-in with its state, and a plug-in's page (its
+current version's files and digest, approve by that digest, pause, resume, remove, restore,
+Held with the first missing dates and its two choices, the retention answer, purge with the
+dry-run counts and the typed id, takedown and the shelf, the private reader list, the last
+five runs, and a link to its asset in the Dagster UI).
+
+Each move calls exactly the store function the `/api/v1/host` route calls, with the form
+checked by the route's own input model, and refusals are the route's (`host.refusals`)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import datetime
+from urllib.parse import quote, urlsplit
+
+from fastapi import APIRouter, Request
+from fastapi.responses import Response
+from sqlalchemy import Connection
+from sqlalchemy.orm import Session
+from starlette.datastructures import FormData
+
+from almanac.api.deps import Context, Db, Now
+from almanac.api.pages.common import (
+    Form,
+    PageOperator,
+    PageRefused,
+    redirect,
+    refusals,
+    render,
+    text_field,
+)
+from almanac.api.routes import host as host_routes
+from almanac.api.routes.host_pages import plugin_page, summary, version_page
+from almanac.api.schemas.host import (
+    DigestIn,
+    HeldDecisionIn,
+    PurgeIn,
+    ReadersIn,
+    RetentionIn,
+    RollbackIn,
+    TakedownIn,
+)
+from almanac.platform import audience
+from almanac.platform.store import plugins as store
+from almanac.platform.store.held import decide_held
+from almanac.platform.store.retention import purge
+from almanac.settings import Settings
+
+router = APIRouter(prefix="/host", include_in_schema=False)
+
+DONE = {
+    "approve": "Approved: it runs now, then on its schedule.",
+    "restore": "Restored: approved again, its kept records are used again.",
+    "pause": "Paused: readers see a not-updating row.",
+    "resume": "Resumed.",
+    "remove": "Removed: it left the app; its records are kept.",
+    "held": "Held decision recorded.",
+    "retention": "Retention answer recorded.",
+    "purge": "Purged: every record and revision is gone; the run history stays.",
+    "takedown": "Taken down: runs stop and readers see the public message.",
+    "takedown-restore": "Takedown lifted.",
+    "take-off-shelf": "Taken off the shelf.",
+    "put-on-shelf": "Back on the shelf.",
+    "readers": "Reader list saved.",
+    "rollback": "Rolled back: the earlier approved version runs again.",
+}
+
+
+def dagster_asset_url(settings: Settings, plugin_id: str) -> str:
+    """The plug-in's asset (`plugins/<id>`) in the Dagster UI, on the service's host name."""
+    parts = urlsplit(settings.base_url)
+    host = parts.hostname or "127.0.0.1"
+    host = f"[{host}]" if ":" in host else host
+    return f"{parts.scheme or 'http'}://{host}:{settings.dagster_port}/assets/plugins/{quote(plugin_id)}"
+
+
+@router.get("")
+def plugins(request: Request, account: PageOperator, db: Db, ctx: Context) -> Response:
+    """Every plug-in ever registered, removed ones too, with its state and flags."""
+    listed = [summary(s) for s in store.all_plugins(db.connection())]
+    context = {
+        "title": "Host",
+        "plugins": listed,
+        "dagster": {p.id: dagster_asset_url(ctx.settings, p.id) for p in listed},
+    }
+    return render(request, "host_list.html", context, account=account)
+
+
+def _plugin_context(
+    db: Session, ctx: Context, plugin_id: str, version_id: int | None
+) -> dict[str, object]:
+    conn = db.connection()
+    with refusals(), host_routes.refusals():
+        page = plugin_page(conn, plugin_id)
+        shown_version = version_id or page.current_version_id
+        version = (
+            version_page(conn, plugin_id, shown_version, ctx.settings.base_url)
+            if shown_version is not None
+            else None
+        )
+    return {
+        "title": f"{plugin_id} · Host",
+        "plugin": page,
+        "version": version,
+        "readers": audience.reader_list(db, plugin_id),
+        "dagster_url": dagster_asset_url(ctx.settings, plugin_id),
+        # The store's own limits, so a browser says them before the server would.
+        "limits": {
+            "takedown_message": store.TAKEDOWN_MESSAGE_MAX,
+            "rollback_reason": store.ROLLBACK_REASON_MAX,
+        },
+        "error": None,
+        "done": None,
+    }
+
+
+@router.get("/plugins/{plugin_id}")
+def plugin(
+    request: Request,
+    plugin_id: str,
+    account: PageOperator,
+    db: Db,
+    ctx: Context,
+    version: int | None = None,
+    done: str | None = None,
+) -> Response:
+    """The plug-in page; `version` shows another kept version's files and checks."""
+    context = _plugin_context(db, ctx, plugin_id, version)
+    context["done"] = DONE.get(done or "")
+    return render(request, "host_plugin.html", context, account=account)
+
+
+@router.get("/plugins/{plugin_id}/purge")
+def purge_page(
+    request: Request, plugin_id: str, account: PageOperator, db: Db, now: Now
+) -> Response:
+    """The purge's dry run (what it would remove; removes nothing) and the typed-id form."""
+    with refusals(), host_routes.refusals():
+        count = purge(
+            db.connection(), plugin_id, typed_id=None, dry_run=True, by=account.email, now=now
+        )
+    context = {"title": f"Purge {plugin_id}", "plugin_id": plugin_id, "count": count}
+    return render(request, "host_purge.html", context, account=account)
+
+
+Move = Callable[[Connection, Session, str, FormData, str, datetime], None]
+
+
+def _approve(
+    conn: Connection, db: Session, pid: str, form: FormData, by: str, now: datetime
+) -> None:
+    body = DigestIn(digest=text_field(form, "digest"))
+    store.approve(conn, pid, digest_shown=body.digest, by=by, now=now, removed=False)
+
+
+def _restore(
+    conn: Connection, db: Session, pid: str, form: FormData, by: str, now: datetime
+) -> None:
+    body = DigestIn(digest=text_field(form, "digest"))
+    store.approve(conn, pid, digest_shown=body.digest, by=by, now=now, removed=True)
+
+
+def _pause(conn: Connection, db: Session, pid: str, form: FormData, by: str, now: datetime) -> None:
+    store.pause(conn, pid, by=by, now=now)
+
+
+def _resume(
+    conn: Connection, db: Session, pid: str, form: FormData, by: str, now: datetime
+) -> None:
+    store.resume(conn, pid, by=by, now=now)
+
+
+def _remove(
+    conn: Connection, db: Session, pid: str, form: FormData, by: str, now: datetime
+) -> None:
+    store.remove(conn, pid, by=by, now=now)
+
+
+def _held(conn: Connection, db: Session, pid: str, form: FormData, by: str, now: datetime) -> None:
+    body = HeldDecisionIn.model_validate({"decision": text_field(form, "decision")})
+    decide_held(conn, pid, accept=body.decision == "accept-removals", by=by, now=now)
+
+
+def _retention(
+    conn: Connection, db: Session, pid: str, form: FormData, by: str, now: datetime
+) -> None:
+    body = RetentionIn.model_validate(
+        {"answer": text_field(form, "answer"), "terms_read": form.get("terms_read") == "yes"}
+    )
+    store.record_retain_answer(conn, pid, body.answer, by=by, now=now)
+
+
+def _purge(conn: Connection, db: Session, pid: str, form: FormData, by: str, now: datetime) -> None:
+    body = PurgeIn(typed_id=text_field(form, "typed_id") or None)
+    purge(conn, pid, typed_id=body.typed_id, dry_run=False, by=by, now=now)
+
+
+def _takedown(
+    conn: Connection, db: Session, pid: str, form: FormData, by: str, now: datetime
+) -> None:
+    body = TakedownIn(
+        reason=text_field(form, "reason"),
+        note=text_field(form, "note"),
+        message=text_field(form, "message"),
+    )
+    store.set_taken_down(
+        conn, pid, True, reason=body.reason, note=body.note, message=body.message, by=by, now=now
+    )
+
+
+def _takedown_restore(
+    conn: Connection, db: Session, pid: str, form: FormData, by: str, now: datetime
+) -> None:
+    body = DigestIn(digest=text_field(form, "digest"))
+    store.set_taken_down(conn, pid, False, digest=body.digest, by=by, now=now)
+
+
+def _off_shelf(
+    conn: Connection, db: Session, pid: str, form: FormData, by: str, now: datetime
+) -> None:
+    store.set_shelved(conn, pid, True, by=by, now=now)
+
+
+def _on_shelf(
+    conn: Connection, db: Session, pid: str, form: FormData, by: str, now: datetime
+) -> None:
+    store.set_shelved(conn, pid, False, by=by, now=now)
+
+
+def _readers(
+    conn: Connection, db: Session, pid: str, form: FormData, by: str, now: datetime
+) -> None:
+    # One entry a line (or comma-separated): a person's e-mail, or an organization's id.
+    def entries(name: str) -> list[str]:
+        return [e for e in text_field(form, name).replace(",", "\n").split() if e]
+
+    body = ReadersIn.model_validate(
+        {"emails": entries("emails"), "organizations": entries("organizations")}
+    )
+    audience.set_reader_list(db, pid, body.emails, body.organizations, by=by, now=now)
+
+
+def _rollback(
+    conn: Connection, db: Session, pid: str, form: FormData, by: str, now: datetime
+) -> None:
+    body = RollbackIn(version=text_field(form, "version"), reason=text_field(form, "reason"))
+    try:
+        store.roll_back(conn, pid, version=body.version, reason=body.reason, by=by, now=now)
+    except ValueError as error:  # a reason of nothing but white space, as the API says
+        raise PageRefused(422, "REQUEST-INVALID", f"reason: {error}") from None
+
+
+MOVES: dict[str, Move] = {
+    "approve": _approve,
+    "restore": _restore,
+    "pause": _pause,
+    "resume": _resume,
+    "remove": _remove,
+    "held": _held,
+    "retention": _retention,
+    "purge": _purge,
+    "takedown": _takedown,
+    "takedown-restore": _takedown_restore,
+    "take-off-shelf": _off_shelf,
+    "put-on-shelf": _on_shelf,
+    "readers": _readers,
+    "rollback": _rollback,
+}
+
+
+@router.post("/plugins/{plugin_id}/{move}")
+def make_move(
+    request: Request,
+    plugin_id: str,
+    move: str,
+    account: PageOperator,
+    form: Form,
+    db: Db,
+    ctx: Context,
+    now: Now,
+) -> Response:
+    """One move of the plug-in page, recorded with the operator's e-mail; a refusal draws the
+    page again with the API's sentence for it (409, 422, ...)."""
+    do = MOVES.get(move)
+    if do is None:
+        raise PageRefused(404, "NOT-FOUND", "there is no such move on this page")
+    try:
+        with refusals(), host_routes.refusals():
+            # The request's own transaction, begun with the write lock (deps.get_db).
+            do(db.connection(), db, plugin_id, form, account.email, now)
+            db.commit()
+    except PageRefused as refusal:
+        db.rollback()
+        if refusal.status == 404:
+            raise
+        context = _plugin_context(db, ctx, plugin_id, None)
+        context["error"] = refusal
+        return render(request, "host_plugin.html", context, status=refusal.status, account=account)
+    return redirect(f"/host/plugins/{quote(plugin_id)}?done={move}")

@@ -1,0 +1,318 @@
+"""The readers' pages: the home, the calendar (a month grid, or a 62-day agenda) drawn from
+exactly the rows `audience.read_days` gives the reader API, the Show sections menu of a day
+(the synced `plugins.<id>.shown` preference, through `audience.set_shown`) and the report form
+(`audience.file_report`). Nothing here decides what a row says: the rows are the API's."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from datetime import date, timedelta
+from urllib.parse import urlencode
+
+from fastapi import APIRouter, Request
+from fastapi.responses import Response
+
+from almanac.api.deps import Db, Now
+from almanac.api.pages.account import safe_next
+from almanac.api.pages.common import (
+    MONTHS,
+    WEEKDAYS,
+    Form,
+    MaybeAccount,
+    PageAccount,
+    PageRefused,
+    redirect,
+    refusals,
+    render,
+    text_field,
+)
+from almanac.api.schemas.reader import ReportIn
+from almanac.platform import accounts, audience
+from almanac.platform.accounts import StaffRole
+from almanac.platform.audience import ReportCategory
+from almanac.platform.reader import MAX_DAYS, pick_name
+from almanac.platform.reader.render import Section
+
+router = APIRouter(include_in_schema=False)
+
+CATEGORY_WORDS = {
+    ReportCategory.WRONG_DATA: "Wrong data",
+    ReportCategory.OFFENSIVE: "Offensive",
+    ReportCategory.IMPERSONATING: "Impersonating someone",
+    ReportCategory.DATA_IT_MAY_NOT_USE: "Data it may not use",
+    ReportCategory.STOPPED_WORKING: "Stopped working",
+    ReportCategory.OTHER: "Other",
+}
+
+
+@dataclass
+class CalendarDay:
+    """One day as the page draws it: its sections (one per shown plug-in with rows)."""
+
+    day: date
+    sections: list[Section] = field(default_factory=list)
+    in_month: bool = True
+    today: bool = False
+    selected: bool = False
+
+    @property
+    def iso(self) -> str:
+        return self.day.isoformat()
+
+    @property
+    def weekend(self) -> bool:
+        return self.day.weekday() >= 5
+
+
+@dataclass(frozen=True)
+class MenuEntry:
+    """A plug-in in the Show sections menu: its name in the reader's language, and whether
+    it is shown now (the reader's own choice, else an organization's default)."""
+
+    id: str
+    name: str
+    shown: bool
+    notice: str | None
+
+
+def _date(value: str | None, what: str) -> date | None:
+    if not value:
+        return None
+    try:
+        return date.fromisoformat(value)
+    except ValueError:
+        raise PageRefused(422, "REQUEST-INVALID", f"{what}: {value!r} is not a date") from None
+
+
+def _month(value: str | None, fallback: date) -> date:
+    if not value:
+        return fallback.replace(day=1)
+    try:
+        year, month = value.split("-")
+        return date(int(year), int(month), 1)
+    except ValueError:
+        raise PageRefused(422, "REQUEST-INVALID", f"month: {value!r} is not YYYY-MM") from None
+
+
+def _next_month(first: date) -> date:
+    return (first + timedelta(days=32)).replace(day=1)
+
+
+def _short(day: date) -> str:
+    return f"{day.day} {MONTHS[day.month - 1]} {day.year}"
+
+
+def _link(**params: str | None) -> str:
+    return "/calendar?" + urlencode({k: v for k, v in params.items() if v})
+
+
+@router.get("/")
+def home(request: Request, account: MaybeAccount) -> Response:
+    """The reader's home: the calendar when signed in, else what Almanac is and the way in."""
+    if account is not None:
+        return redirect("/calendar")
+    return render(request, "home.html", {"title": "Almanac"}, account=None)
+
+
+@router.get("/calendar")
+def calendar(
+    request: Request,
+    account: PageAccount,
+    db: Db,
+    now: Now,
+    view: str = "month",
+    month: str | None = None,
+    start: str | None = None,
+    day: str | None = None,
+    lang: str = "en",
+    today: str | None = None,
+) -> Response:
+    """The calendar of the reader's shown plug-ins: a month grid (Monday first; the weeks that
+    hold the month) or a 62-day agenda from `start`; `day` selects a day whose full rows,
+    Show sections menu and report links are drawn beside the grid."""
+    with refusals():
+        audience.check_language(lang)
+    reader_today = _date(today, "today") or now.date()
+    selected = _date(day, "day")
+    try:
+        if view == "agenda":
+            first = _date(start, "start") or reader_today
+            last = first + timedelta(days=MAX_DAYS - 1)
+            shown_month = first.replace(day=1)
+        else:
+            view = "month"
+            shown_month = _month(month, selected or reader_today)
+            first = shown_month - timedelta(days=shown_month.weekday())
+            end = _next_month(shown_month) - timedelta(days=1)
+            last = end + timedelta(days=6 - end.weekday())
+        # The links to the periods on either side must exist as well.
+        _next_month(last) - timedelta(days=MAX_DAYS + 31)
+    except OverflowError:
+        raise PageRefused(422, "REQUEST-INVALID", "that date is beyond the calendar") from None
+    with refusals():
+        # The very bytes `GET /api/v1/reader/days` answers with (kept between reads of
+        # unchanged records), decoded: the page draws the API's rows, never its own.
+        drawn = audience.read_days_json(
+            db, account, first=first, last=last, today=reader_today, language=lang
+        )
+    days = [
+        CalendarDay(
+            day=first + timedelta(days=n),
+            in_month=view == "agenda" or (first + timedelta(days=n)).month == shown_month.month,
+            today=first + timedelta(days=n) == reader_today,
+        )
+        for n in range((last - first).days + 1)
+    ]
+    for plugin_days in drawn:
+        for n, drawn_day in enumerate(json.loads(plugin_days.days_json)):
+            days[n].sections.extend(drawn_day["sections"])
+    chosen = next((d for d in days if d.day == selected), None)
+    if chosen is not None:
+        chosen.selected = True
+    readable = audience.visible_plugins(db, account)
+    shown = audience.shown_of(db, account, readable)
+    menu = [
+        MenuEntry(
+            id=p.id,
+            name=pick_name(p.manifest_doc.get("name"), lang) or p.id,
+            shown=shown[p.id].shown,
+            notice=p.takedown_message if p.taken_down else None,
+        )
+        for p in readable
+    ]
+    languages = sorted(
+        {"en", lang} | {key for p in readable for key in (p.manifest_doc.get("name") or {})}
+    )
+    keep = {"lang": None if lang == "en" else lang, "today": today}
+    if view == "month":
+        previous = _link(month=(shown_month - timedelta(days=1)).strftime("%Y-%m"), **keep)
+        following = _link(month=_next_month(shown_month).strftime("%Y-%m"), **keep)
+        heading = f"{MONTHS[shown_month.month - 1]} {shown_month.year}"
+    else:
+        previous = _link(
+            view="agenda", start=(first - timedelta(days=MAX_DAYS)).isoformat(), **keep
+        )
+        following = _link(view="agenda", start=(last + timedelta(days=1)).isoformat(), **keep)
+        heading = f"{_short(first)} to {_short(last)}"
+    here = request.url.path + (f"?{request.url.query}" if request.url.query else "")
+    context = {
+        "title": "Calendar",
+        "view": view,
+        "heading": heading,
+        "weeks": [days[i : i + 7] for i in range(0, len(days), 7)],
+        "days": days,
+        "chosen": chosen,
+        "weekdays": WEEKDAYS,
+        "menu": menu,
+        "notices": [m for m in menu if m.shown and m.notice],
+        "languages": languages,
+        "lang": lang,
+        "today_param": today,
+        "reader_today": reader_today,
+        "previous": previous,
+        "following": following,
+        "today_link": _link(view=None if view == "month" else "agenda", **keep),
+        "month_link": _link(month=shown_month.strftime("%Y-%m"), **keep),
+        "agenda_link": _link(view="agenda", start=first.isoformat(), **keep)
+        if view == "agenda"
+        else _link(view="agenda", start=reader_today.isoformat(), **keep),
+        "day_link": lambda d: _link(
+            month=None if view == "agenda" else shown_month.strftime("%Y-%m"),
+            view="agenda" if view == "agenda" else None,
+            start=first.isoformat() if view == "agenda" else None,
+            day=d.isoformat(),
+            **keep,
+        ),
+        "here": here,
+        # The language form keeps what the page shows: view, month or start, day, today.
+        "hidden": {
+            k: v
+            for k, v in {
+                "view": "agenda" if view == "agenda" else None,
+                "month": shown_month.strftime("%Y-%m") if view == "month" else None,
+                "start": first.isoformat() if view == "agenda" else None,
+                "day": selected.isoformat() if selected else None,
+                "today": today,
+            }.items()
+            if v
+        },
+        "saved": request.query_params.get("saved"),
+        "report_sent": request.query_params.get("reported"),
+        "is_operator": accounts.has_staff_role(db, account, StaffRole.OPERATOR),
+    }
+    return render(request, "calendar.html", context, account=account)
+
+
+@router.post("/calendar/sections")
+def set_sections(account: PageAccount, form: Form, db: Db, now: Now) -> Response:
+    """The Show sections menu: each listed plug-in whose box changed becomes the reader's own
+    choice (`plugins.<id>.shown` true or false); an unchanged one keeps its choice, or none."""
+    listed = [v for v in form.getlist("plugin") if isinstance(v, str)]
+    ticked = {v for v in form.getlist("shown") if isinstance(v, str)}
+    changes: dict[str, bool | None] = {}
+    for plugin_id in listed:
+        before = form.get(f"was.{plugin_id}") == "1"
+        if (plugin_id in ticked) != before:
+            changes[audience.shown_key(plugin_id)] = plugin_id in ticked
+    with refusals():
+        audience.set_shown(db, account, changes, now)
+        db.commit()
+    back = safe_next(text_field(form, "back"))
+    return redirect(back + ("&" if "?" in back else "?") + "saved=1")
+
+
+@router.get("/calendar/report/{plugin_id}")
+def report_page(
+    request: Request,
+    plugin_id: str,
+    account: PageAccount,
+    db: Db,
+    day: str | None = None,
+    lang: str = "en",
+) -> Response:
+    """The report form for a plug-in the reader may read (else the NOT-FOUND page)."""
+    with refusals():
+        plugin = audience.readable_plugin(db, account, plugin_id)
+    context = {
+        "title": "Report a plug-in",
+        "plugin_id": plugin.id,
+        "plugin_name": pick_name(plugin.manifest_doc.get("name"), lang) or plugin.id,
+        "day": _date(day, "day"),
+        "categories": CATEGORY_WORDS,
+        "error": None,
+        "note": "",
+    }
+    return render(request, "report.html", context, account=account)
+
+
+@router.post("/calendar/report/{plugin_id}")
+def send_report(
+    request: Request, plugin_id: str, account: PageAccount, form: Form, db: Db, now: Now
+) -> Response:
+    """File the report as `POST /api/v1/reader/plugins/{id}/reports` does; the publisher and
+    the service read it, never who sent it."""
+    day = _date(text_field(form, "day"), "day")
+    note = text_field(form, "note")
+    try:
+        with refusals():
+            body = ReportIn(category=text_field(form, "category"), note=note, day=day)
+            audience.file_report(
+                db, account, plugin_id, category=body.category, note=body.note, day=day, now=now
+            )
+            db.commit()
+    except PageRefused as refusal:
+        if refusal.status == 404:
+            raise
+        context = {
+            "title": "Report a plug-in",
+            "plugin_id": plugin_id,
+            "plugin_name": plugin_id,
+            "day": day,
+            "categories": CATEGORY_WORDS,
+            "error": refusal.message,
+            "note": note,
+        }
+        return render(request, "report.html", context, status=refusal.status, account=account)
+    month = f"&month={day.strftime('%Y-%m')}&day={day.isoformat()}" if day else ""
+    return redirect(f"/calendar?reported=1{month}")

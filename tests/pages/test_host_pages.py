@@ -1,0 +1,176 @@
+"""The operators' pages in Chromium: approve a pending version by the digest the page shows (a
+changed digest refused with the API's sentence), answer Held, record the retention answer and
+purge with the dry-run counts and the typed id, take down and lift, the private reader list."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from tests.audience.helpers import T0, StoredPlugin, example_plugin, example_records, fresh_id
+from tests.pages.conftest import PHONE, session_cookie
+from tests.pages.test_reader_pages import shot
+
+MANIFEST = {
+    "contract": 1,
+    "name": {"en": "Sample rates"},
+    "version": "1.0.0",
+    "timezone": "America/Santo_Domingo",
+    "audience": "private",
+    "schedule": "0 9 * * *",
+    "backfill": "all",
+    "sources": [{"name": "rates", "url": "https://example.org/rates.csv"}],
+    "series": [
+        {
+            "key": "usd",
+            "kind": "value",
+            "cadence": "daily",
+            "dates": "observation",
+            "name": {"en": "Dollar"},
+            "unit": "DOP",
+            "fields": ["buy"],
+        }
+    ],
+    "licence": {"holder": "Example Bank", "terms": "Keep for 30 days.", "retain": "unknown"},
+}
+
+
+def test_an_operator_approves_by_the_digest_shown_and_runs_the_plugin_page(papi, browsing) -> None:
+    plugin = StoredPlugin(papi.engine, {**MANIFEST, "id": fresh_id("h")}, T0).register()
+    operator = papi.signed_in("op@example.org", operator=True)
+    page = browsing.page(cookie=session_cookie(operator))
+    page.goto("/host")
+    row = page.get_by_role("row").filter(has_text=plugin.id)
+    assert "Pending" in row.inner_text()
+    row.get_by_role("link", name=plugin.id, exact=True).click()
+    shown = page.locator("#shown-digest").inner_text()
+    assert shown.startswith("sha256:")
+    assert page.get_by_role("row").filter(has_text="fetch.mjs").count() == 1
+    dagster = page.get_by_role("link", name="Asset in the Dagster UI").get_attribute("href")
+    assert dagster.endswith(f":3000/assets/plugins/{plugin.id}")
+    shot(page, "host-plugin-pending-desk")
+
+    # The files change while the page is open: approving what the page showed is refused.
+    page2 = browsing.page(cookie=session_cookie(operator))
+    page2.goto(f"/host/plugins/{plugin.id}")
+    plugin.doc["version"] = "1.0.1"
+    plugin.register({"fetch.mjs": b"// another fetcher\n"})
+    page2.get_by_role("button", name="Approve this digest").click()
+    alert = page2.get_by_role("alert")
+    assert "DIGEST-CHANGED" in alert.inner_text()
+
+    page.reload()
+    page.get_by_role("button", name="Approve this digest").click()
+    page.get_by_role("status").filter(has_text="Approved").wait_for()
+    assert page.locator(".plugin-head .badge").first.inner_text() == "Approved"
+    answer = operator.get(f"/api/v1/host/plugins/{plugin.id}").json()
+    assert answer["state"] == "approved" and answer["approved_digest"] == answer["current_digest"]
+    assert answer["moves"][-1]["by"] == "op@example.org"
+
+    page.get_by_role("button", name="Pause").click()
+    page.get_by_role("status").filter(has_text="Paused").wait_for()
+    page.get_by_role("button", name="Resume").click()
+    page.get_by_role("status").filter(has_text="Resumed").wait_for()
+
+    # The private reader list.
+    page.get_by_label("People, one e-mail a line").fill("reader@example.org\nother@example.org")
+    page.get_by_role("button", name="Save the list").click()
+    page.get_by_role("status").filter(has_text="Reader list saved").wait_for()
+    listed = operator.get(f"/api/v1/host/plugins/{plugin.id}/readers").json()
+    assert sorted(listed["emails"]) == ["other@example.org", "reader@example.org"]
+
+    # Retention: the answer needs the terms read; then a purge counts first, then wants the id.
+    page.get_by_label("no", exact=True).check()
+    page.get_by_role("button", name="Record the answer").click()
+    assert "terms_read" in page.get_by_role("alert").inner_text()
+    page.get_by_label("no", exact=True).check()
+    page.get_by_label("I read the terms above").check()
+    page.get_by_role("button", name="Record the answer").click()
+    page.get_by_role("status").filter(has_text="Retention answer recorded").wait_for()
+    assert page.locator(".retain-answer").inner_text().startswith("no, recorded by op@example.org")
+    plugin.version_id = answer["approved_version_id"]
+    plugin.digest = answer["approved_digest"]
+    plugin.write([{"kind": "value", "series": "usd", "date": "2026-06-01", "fields": {"buy": 1}}],
+                 T0.date())  # fmt: skip
+    page.get_by_role("link", name="Purge records…").click()
+    assert page.locator(".purge-records").inner_text() == "1"
+    shot(page, "host-purge-desk")
+    page.get_by_label("Type the plug-in id").fill("not-the-id")
+    page.get_by_role("button", name="Purge for good").click()
+    assert "PLG-PURGE-CONFIRM" in page.get_by_role("alert").inner_text()
+    page.goto(f"/host/plugins/{plugin.id}/purge")
+    page.get_by_label("Type the plug-in id").fill(plugin.id)
+    page.get_by_role("button", name="Purge for good").click()
+    page.get_by_role("status").filter(has_text="Purged").wait_for()
+
+    # Takedown with its public message, then lifted for the same digest.
+    page.get_by_text("Take down…").click()
+    page.get_by_label("Reason").fill("terms broken")
+    page.get_by_label("Public message readers see").fill("Withdrawn while we check its terms.")
+    page.get_by_role("button", name="Take down").click()
+    page.get_by_role("status").filter(has_text="Taken down").wait_for()
+    page.get_by_role("button", name="Lift the takedown").click()
+    page.get_by_role("status").filter(has_text="Takedown lifted").wait_for()
+    page.get_by_role("button", name="Take off the shelf").click()
+    page.get_by_role("status").filter(has_text="Taken off the shelf").wait_for()
+    page.get_by_role("button", name="Remove").click()
+    page.get_by_role("status").filter(has_text="Removed").wait_for()
+    page.get_by_role("button", name="Restore: approve this digest again").click()
+    page.get_by_role("status").filter(has_text="Restored").wait_for()
+
+
+def test_an_operator_answers_held_with_the_first_missing_dates(papi, browsing) -> None:
+    plugin = example_plugin(papi.engine, "uk-bank-holidays", T0)
+    records, today = example_records("uk-bank-holidays")
+    plugin.write(records, today)
+    for n in range(3):  # the records go missing three times in a row
+        plugin.write([], today + timedelta(days=n))
+    operator = papi.signed_in("op@example.org", operator=True)
+    page = browsing.page(cookie=session_cookie(operator))
+    page.goto(f"/host/plugins/{plugin.id}")
+    held = page.get_by_role("region", name="Held")
+    assert "First missing dates" in held.inner_text()
+    api_held = operator.get(f"/api/v1/host/plugins/{plugin.id}").json()["held_series"]
+    drawn = held.locator("ul.dates").first.locator("li").all_inner_texts()
+    assert drawn == api_held[0]["first_dates"]
+    shot(page, "host-held-desk")
+    page.set_viewport_size(PHONE)
+    shot(page, "host-held-phone")
+    page.get_by_role("button", name="Keep them").click()
+    page.get_by_role("status").filter(has_text="Held decision recorded").wait_for()
+    assert page.get_by_role("region", name="Held").count() == 0
+    assert operator.get(f"/api/v1/host/plugins/{plugin.id}").json()["held"] is False
+
+
+def test_host_pages_are_for_operators_only(papi, browsing) -> None:
+    reader = papi.signed_in("reader@example.org")
+    page = browsing.page(cookie=session_cookie(reader))
+    answer = page.goto("/host")
+    assert answer is not None and answer.status == 403
+    assert "operators" in page.get_by_role("alert").inner_text()
+    assert page.get_by_role("link", name="Host").count() == 0
+    operator = papi.signed_in("op@example.org", operator=True)
+    calendar = browsing.page(cookie=session_cookie(operator))
+    calendar.goto("/calendar")
+    calendar.get_by_role("navigation", name="Main").get_by_role("link", name="Host").click()
+    calendar.get_by_role("heading", name="Plug-ins").wait_for()
+    anonymous = browsing.page()
+    anonymous.goto("/host")
+    assert "/signin?next=/host" in anonymous.url
+
+
+def test_an_operator_rolls_back_to_a_version_approved_before(papi, browsing) -> None:
+    plugin = StoredPlugin(papi.engine, {**MANIFEST, "id": fresh_id("b")}, T0).register().approve()
+    first = plugin.version_id
+    plugin.new_version()
+    operator = papi.signed_in("op@example.org", operator=True)
+    page = browsing.page(cookie=session_cookie(operator))
+    page.goto(f"/host/plugins/{plugin.id}")
+    page.get_by_role("button", name="Approve this digest").click()
+    page.get_by_role("status").filter(has_text="Approved").wait_for()
+    page.goto(f"/host/plugins/{plugin.id}?version={first}")
+    page.get_by_label("Why roll back to 1.0.0").fill("9.9.9 reads the source wrongly")
+    page.get_by_role("button", name="Roll back to 1.0.0").click()
+    page.get_by_role("status").filter(has_text="Rolled back").wait_for()
+    answer = operator.get(f"/api/v1/host/plugins/{plugin.id}").json()
+    assert (answer["current_version"], answer["approved_version"]) == ("1.0.0", "1.0.0")
+    assert answer["moves"][-1]["by"] == "op@example.org"
