@@ -14,6 +14,8 @@ import tempfile
 from datetime import date, datetime
 from pathlib import Path
 
+import httpx
+
 from almanac.platform.publishing.dns import DnsPythonTxt
 from almanac.platform.publishing.proof import (
     WELL_KNOWN_PATH,
@@ -47,7 +49,9 @@ class WellKnownDownload:
         self._base_url = base_url
         self._resolver = resolver
         self._dialer = dialer
-        self._ssl_context = ssl_context
+        # Made once: a context loads the whole CA bundle, and a downloader is made per check
+        # (its clock is the check's moment).
+        self._ssl_context = ssl_context or httpx.create_ssl_context(trust_env=False)
         self._deadline_seconds = deadline_seconds
 
     def fetch(self, domain: str, now: datetime) -> bytes:
