@@ -208,6 +208,11 @@ export const CATALOG = [
   {"code":"AGREEMENT-NOT-IN-EFFECT","severity":"error","area":"portal","title":"Not the agreement version in effect","fix":"Read the version in effect (GET /api/v1/portal/agreement) and accept that version.","retired":false},
   {"code":"AGREEMENT-EFFECTIVE-DATE","severity":"error","area":"api","title":"The new agreement version's effective date is too early","fix":"Give a date from today on, after the effective date of the newest version.","retired":false},
   {"code":"INVITATION-NOT-OPEN","severity":"error","area":"api","title":"The invitation request was answered already","fix":"Answer only open requests; GET /api/v1/staff/invitations lists them.","retired":false},
+  {"code":"SUBMIT-REFUSED","severity":"error","area":"portal","title":"The version may not be submitted yet","fix":"Meet each condition the findings name (checks, review information, attestations, agreement, domain, invitation, versions in review), then submit again.","retired":false},
+  {"code":"SUBMIT-CHECKS-NOT-PASSED","severity":"error","area":"portal","title":"A check of the version has not passed","fix":"Fix what the failed checks name and upload again, or wait until the checks being made pass.","retired":false},
+  {"code":"SUBMIT-ATTESTATION-MISSING","severity":"error","area":"portal","title":"An attestation for the version is not made","fix":"An owner or admin makes the five attestations for the version (POST .../uploads/{id}/attestations).","retired":false},
+  {"code":"PLG-REVIEW-INCOMPLETE","severity":"error","area":"portal","title":"The review information is not complete","fix":"Give five example days, at least one negative case, one source entry per manifest source with a basis of open-licence, public-domain, official-publication or permission, and, for an update, release notes in English.","retired":false},
+  {"code":"PLG-QUOTA-REVIEW","severity":"error","area":"upload","title":"Five versions are in review","fix":"Wait for a reviewer's decision on a version in review, or withdraw one, then submit again; a newer upload of a plug-in in review replaces it without waiting.","retired":false},
 ];
 // END CATALOG
 const CATALOG_BY_CODE = new Map(CATALOG.map((e) => [e.code, e]));

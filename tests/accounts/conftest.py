@@ -19,6 +19,8 @@ T0 = datetime(2026, 11, 2, 12, 0, tzinfo=UTC)
 # Children before parents, so plain DELETEs (much faster than TRUNCATE) empty them.
 ACCOUNT_TABLES = (
     # Publishing rows point at accounts, organizations and invitation requests.
+    "portal_attestations",
+    "portal_review_information",
     "portal_upload_checks",
     "portal_uploads",
     "domain_checks",

@@ -25,6 +25,11 @@ PUBLISHING_TABLES = {
     "agreement_versions",
     "agreement_acceptances",
     "plugin_id_bindings",
+    "portal_uploads",
+    "portal_upload_checks",
+    "version_check_inputs",
+    "portal_review_information",
+    "portal_attestations",
 }
 
 

@@ -13,9 +13,9 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Annotated
+from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends, Request, Response, status
+from fastapi import APIRouter, Body, Depends, Request, Response, status
 
 from almanac.api.deps import Context, CurrentAccount, Db, Now, SessionAccount
 from almanac.api.problems import ProblemError
@@ -28,6 +28,8 @@ from almanac.api.schemas.portal import (
     AgreementStandingOut,
     AgreementVersionOut,
     AgreementVersionPath,
+    AttestationOut,
+    AttestationsIn,
     DomainCheckRecordOut,
     DomainIn,
     DomainOut,
@@ -35,12 +37,14 @@ from almanac.api.schemas.portal import (
     GateReasonOut,
     PluginIdIn,
     PluginIdOut,
+    ReviewInformationOut,
+    SubmittedOut,
     UploadCheckOut,
     UploadOut,
 )
 from almanac.platform.contract.pack import MAX_ARCHIVE_BYTES, CodeRefused
 from almanac.platform.contract.problems import docs_link
-from almanac.platform.publishing import agreement, domains, gate, ids, uploads
+from almanac.platform.publishing import agreement, domains, gate, ids, submission, uploads
 from almanac.platform.publishing.agreement import Acceptance, AgreementVersion
 from almanac.platform.publishing.domains import DomainStatus
 from almanac.platform.publishing.ids import IdBinding
@@ -289,6 +293,10 @@ def upload_out(found: uploads.UploadView, base_url: str) -> UploadOut:
         version=found.version,
         digest=found.digest,
         state=found.state.value,
+        submitted_by=found.submitted_by,
+        submitted_at=found.submitted_at,
+        agreement_version=found.agreement_version,
+        replaced_by=found.replaced_by,
         listing_only=found.listing_only,
         code_upload_id=found.code_upload_id,
         code_published=found.code_published,
@@ -415,3 +423,122 @@ def rerun_checks(
         found = uploads.rerun_checks(db, organization_id, account, upload_id, now)
     db.commit()
     return upload_out(found, ctx.settings.base_url)
+
+
+@router.get(
+    "/organizations/{organization_id}/uploads/{upload_id}/review",
+    response_model=ReviewInformationOut,
+)
+def show_review_information(
+    organization_id: RowIdPath,
+    upload_id: UploadIdPath,
+    account: CurrentAccount,
+    ctx: Context,
+    db: Db,
+) -> ReviewInformationOut:
+    """The upload's review information (sent separately, else its review.json) and every way
+    it is not complete for submitting (members)."""
+    found = submission.review_information(db, organization_id, account, upload_id)
+    return ReviewInformationOut(
+        upload_id=found.upload_id,
+        source=found.source,
+        document=found.document,
+        sent_by=found.sent_by,
+        sent_at=found.sent_at,
+        complete=not found.problems,
+        problems=findings(found.problems, ctx.settings.base_url),
+    )
+
+
+@router.put("/organizations/{organization_id}/uploads/{upload_id}/review", response_model=UploadOut)
+def send_review_information(
+    organization_id: RowIdPath,
+    upload_id: UploadIdPath,
+    document: Annotated[dict[str, Any], Body(description="review.json's object")],
+    account: CurrentAccount,
+    ctx: Context,
+    db: Db,
+    now: Now,
+) -> UploadOut:
+    """Send review information separately (owners and admins): review.json's object, which
+    takes the place of the upload's review.json; the checks run again (PLG-QUOTA-CHECKING
+    applies). Refused: PLG-REVIEW-INVALID (422, every finding); STATE-CONFLICT for an upload
+    withdrawn, in review or being checked."""
+    with _code_refusals():
+        found = submission.send_review_information(
+            db, organization_id, account, upload_id, document, now
+        )
+    db.commit()
+    return upload_out(found, ctx.settings.base_url)
+
+
+def _attestation_out(found: submission.AttestationMade) -> AttestationOut:
+    return AttestationOut(
+        attestation=found.attestation,
+        words=found.words,
+        made_by=found.made_by,
+        agent_name=found.agent_name,
+        made_at=found.made_at,
+    )
+
+
+@router.get(
+    "/organizations/{organization_id}/uploads/{upload_id}/attestations",
+    response_model=list[AttestationOut],
+)
+def list_attestations(
+    organization_id: RowIdPath, upload_id: UploadIdPath, account: CurrentAccount, db: Db
+) -> list[AttestationOut]:
+    """The attestations made for the upload's version, with who and when (members)."""
+    return [
+        _attestation_out(a)
+        for a in submission.attestations(db, organization_id, account, upload_id)
+    ]
+
+
+@router.post(
+    "/organizations/{organization_id}/uploads/{upload_id}/attestations",
+    response_model=list[AttestationOut],
+)
+def make_attestations(
+    organization_id: RowIdPath,
+    upload_id: UploadIdPath,
+    body: AttestationsIn,
+    account: CurrentAccount,
+    db: Db,
+    now: Now,
+) -> list[AttestationOut]:
+    """Make attestations in the organization's name for the upload's version (owners and
+    admins); each is kept once with who and when. Answers every attestation made so far."""
+    made = submission.attest(db, organization_id, account, upload_id, body.attestations, now)
+    db.commit()
+    return [_attestation_out(a) for a in made]
+
+
+@router.post(
+    "/organizations/{organization_id}/uploads/{upload_id}/submit", response_model=SubmittedOut
+)
+def submit_upload(
+    organization_id: RowIdPath,
+    upload_id: UploadIdPath,
+    account: CurrentAccount,
+    ctx: Context,
+    db: Db,
+    now: Now,
+) -> SubmittedOut:
+    """Submit the upload for review (owners and admins). Refused (409 SUBMIT-REFUSED) with
+    every reason at once in `findings` until all hold: SUBMIT-CHECKS-NOT-PASSED,
+    PLG-REVIEW-INVALID, PLG-REVIEW-INCOMPLETE, SUBMIT-ATTESTATION-MISSING,
+    AGREEMENT-NOT-ACCEPTED, DOMAIN-NOT-VERIFIED, DOMAIN-LAPSED, DOMAIN-NOT-INVITED,
+    PLG-QUOTA-REVIEW. The plug-in's upload in review, if any, is withdrawn in the same step
+    (`replaced`)."""
+    base_url = ctx.settings.base_url
+    try:
+        done = submission.submit(db, organization_id, account, upload_id, now)
+    except submission.SubmitRefused as refused:
+        raise ProblemError(409, "SUBMIT-REFUSED", str(refused), refused.reasons) from None
+    db.commit()
+    return SubmittedOut(
+        upload=upload_out(done.upload, base_url),
+        replaced=None if done.replaced is None else upload_out(done.replaced, base_url),
+    )

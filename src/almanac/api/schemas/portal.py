@@ -11,6 +11,7 @@ from pydantic import BaseModel, Field
 
 from almanac.api.schemas import INTEGER_ID_MAX
 from almanac.api.schemas.host import FindingOut
+from almanac.platform.publishing.models import Attestation
 
 AgreementVersionPath = Annotated[int, Path(ge=1, le=INTEGER_ID_MAX)]
 
@@ -147,6 +148,14 @@ class UploadOut(BaseModel):
     version: str
     digest: str
     state: str = Field(description="checking, checked, in_review or withdrawn")
+    submitted_by: str | None = Field(description="who submitted it for review")
+    submitted_at: datetime | None
+    agreement_version: int | None = Field(
+        description="the Developer Agreement version the submission was made under"
+    )
+    replaced_by: int | None = Field(
+        description="the newer upload that took this one's place in review"
+    )
     listing_only: bool = Field(
         description="the same code as an earlier upload or a published version, with other "
         "files outside the digest (listing, review): its code approval stands"
@@ -171,3 +180,40 @@ class UploadOut(BaseModel):
         "moved and missing records (those a snapshot window would count missing); nothing is "
         "written"
     )
+
+
+class ReviewInformationOut(BaseModel):
+    """An upload's review information and why it is not complete for submitting."""
+
+    upload_id: int
+    source: str | None = Field(
+        description="sent (sent separately), upload (its review.json) or None (none yet)"
+    )
+    document: Any = Field(description="the review information (review.json's object)")
+    sent_by: str | None
+    sent_at: datetime | None
+    complete: bool
+    problems: list[FindingOut] = Field(
+        description="PLG-REVIEW-INVALID and PLG-REVIEW-INCOMPLETE findings; empty when complete"
+    )
+
+
+class AttestationsIn(BaseModel):
+    attestations: list[Attestation] = Field(min_length=1, max_length=5)
+
+
+class AttestationOut(BaseModel):
+    """One attestation made in the organization's name for a version: who and when."""
+
+    attestation: Attestation
+    words: str
+    made_by: str
+    agent_name: str | None
+    made_at: datetime
+
+
+class SubmittedOut(BaseModel):
+    """The upload now in review, and the upload of the same plug-in it replaced there."""
+
+    upload: UploadOut
+    replaced: UploadOut | None

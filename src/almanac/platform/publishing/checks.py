@@ -33,6 +33,7 @@ from almanac.platform.publishing.diff import record_diff
 from almanac.platform.publishing.models import (
     CheckStatus,
     PortalUpload,
+    ReviewInformation,
     UploadCheck,
     UploadState,
     VersionCheckInput,
@@ -267,10 +268,19 @@ class _Folder:
         )
 
 
-def _folder(upload: PortalUpload) -> _Folder:
+def sent_review(db: Session, upload_id: int) -> bytes | None:
+    """The review information sent separately for an upload (it takes the place of the
+    upload's review.json), as review.json's bytes; None when none was sent."""
+    row = db.get(ReviewInformation, upload_id)
+    return None if row is None else json.dumps(row.document, ensure_ascii=False).encode()
+
+
+def _folder(upload: PortalUpload, review: bytes | None = None) -> _Folder:
     unpacked = read_pack(upload.archive)
     code = check_code(unpacked.folder, unpacked.files, unpacked.pack_info)
     manifest = code.manifest
+    if review is not None:
+        unpacked.files["review.json"] = review
     if "fixtures/context.json" in unpacked.files:
         fixture = json.loads(unpacked.files["fixtures/context.json"])
     else:
@@ -605,7 +615,9 @@ def run_room_checks(
     upload = _begin(sessions, upload_id, clock())
     if upload is None:
         return {}
-    folder = _folder(upload)
+    with sessions() as db:
+        review = sent_review(db, upload_id)
+    folder = _folder(upload, review)
     results: dict[str, list[Problem]] = {}
     diff: dict[str, Any] | None = None
     with tempfile.TemporaryDirectory(prefix="almanac-checks-") as tmp:

@@ -24,6 +24,7 @@ from sqlalchemy import (
 from sqlalchemy.orm import Mapped, mapped_column
 
 from almanac.platform.store.base import Base
+from almanac.platform.store.models import BigId
 from almanac.platform.store.types import UTCDateTime
 
 
@@ -233,6 +234,11 @@ class PortalUpload(Base):
     withdrawn_by: Mapped[str | None] = mapped_column(String(320))
     withdrawn_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
     record_diff: Mapped[dict[str, Any] | None] = mapped_column(JSON)
+    submitted_by: Mapped[str | None] = mapped_column(String(320))
+    submitted_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
+    agreement_version: Mapped[int | None] = mapped_column(Integer)
+    replaced_by: Mapped[int | None] = mapped_column(Integer)
+    """The upload that took this one's place in review (withdraw-and-submit in one step)."""
 
 
 class UploadCheck(Base):
@@ -252,7 +258,7 @@ class UploadCheck(Base):
         ForeignKey("portal_uploads.id", ondelete="CASCADE")
     )
     version_id: Mapped[int | None] = mapped_column(
-        ForeignKey("plugin_versions.id", ondelete="CASCADE")
+        BigId, ForeignKey("plugin_versions.id", ondelete="CASCADE")
     )
     name: Mapped[str] = mapped_column(String(32))
     status: Mapped[str] = mapped_column(String(16))
@@ -270,6 +276,50 @@ class VersionCheckInput(Base):
     __tablename__ = "version_check_inputs"
 
     version_id: Mapped[int] = mapped_column(
-        ForeignKey("plugin_versions.id", ondelete="CASCADE"), primary_key=True
+        BigId, ForeignKey("plugin_versions.id", ondelete="CASCADE"), primary_key=True
     )
     archive: Mapped[bytes] = mapped_column(LargeBinary)
+
+
+class Attestation(StrEnum):
+    """ "Review information": the five attestations made in the organization's name with each
+    version, in the spec's words."""
+
+    MAY_PUBLISH = "may-publish-the-data"
+    HOLDERS_OWN = "sources-are-holders-own-publication"
+    NO_PRIVATE_PERSON = "no-record-names-a-private-person"
+    NO_NETWORK = "fetcher-never-tries-the-network"
+    INFORMS = "words-inform-without-selling"
+
+
+class ReviewInformation(Base):
+    """Review information sent separately for an upload (outside the digest): it takes the
+    place of the upload's review.json."""
+
+    __tablename__ = "portal_review_information"
+
+    upload_id: Mapped[int] = mapped_column(
+        ForeignKey("portal_uploads.id", ondelete="CASCADE"), primary_key=True
+    )
+    document: Mapped[dict[str, Any]] = mapped_column(JSON)
+    sent_by: Mapped[str] = mapped_column(String(320))
+    sent_at: Mapped[datetime] = mapped_column(UTCDateTime())
+
+
+class UploadAttestation(Base):
+    """One attestation made for an upload's version in the organization's name: who (a person,
+    or an agent by its name) and when."""
+
+    __tablename__ = "portal_attestations"
+    __table_args__ = (
+        CheckConstraint(_in("attestation", Attestation), name="attestation"),
+        UniqueConstraint("upload_id", "attestation"),
+    )
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    upload_id: Mapped[int] = mapped_column(ForeignKey("portal_uploads.id", ondelete="CASCADE"))
+    organization_id: Mapped[int] = mapped_column(ForeignKey("organizations.id"))
+    attestation: Mapped[str] = mapped_column(String(48))
+    made_by: Mapped[str] = mapped_column(String(320))
+    agent_name: Mapped[str | None] = mapped_column(String(200))
+    made_at: Mapped[datetime] = mapped_column(UTCDateTime())

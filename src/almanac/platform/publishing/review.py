@@ -25,6 +25,13 @@ NEGATIVE_FIELDS = {
 }
 SOURCE_KEYS = ("source", "holder", "terms", "basis", "evidence")
 MAX_TEXT = 2000
+INCOMPLETE = "PLG-REVIEW-INCOMPLETE"
+BASIS = ("open-licence", "public-domain", "official-publication", "permission")
+"""Allowed `basis` values of a source ("Review information" shows only open-licence):
+open-licence (a published licence that allows reuse; evidence links it), public-domain (no
+copyright, such as a government work; evidence says why), official-publication (an official
+body's own publication of facts it announces, such as rates or dates; evidence links it),
+permission (the holder's written permission; evidence names it)."""
 LANGUAGE = re.compile(r"[a-z]{2,3}(?:-[A-Za-z0-9]{2,8})*")
 
 
@@ -153,6 +160,63 @@ def review_problems(raw: bytes, manifest: Manifest) -> list[Problem]:
     if "notes" in doc and not _text(doc["notes"]):
         shape.add("notes", f"must be text of 1 to {MAX_TEXT} characters")
     return shape.problems
+
+
+def _incomplete(path: str, message: str) -> Problem:
+    return Problem(INCOMPLETE, f"review information {path}: {message}", path=path)
+
+
+def review_completeness(raw: bytes | None, manifest: Manifest, *, update: bool) -> list[Problem]:
+    """Why the review information (review.json's bytes, or those sent separately; None when
+    there is none) is not complete for submitting, or `[]`: its shape first (PLG-REVIEW-INVALID,
+    via `review_problems`), then PLG-REVIEW-INCOMPLETE for each part missing: five example
+    days, at least one negative case, an entry for each source of the manifest with a `basis`
+    among BASIS, and release notes in English for an update (`update`: the plug-in has an
+    approved version)."""
+    if raw is None:
+        return [
+            Problem(
+                INCOMPLETE,
+                "no review information: put review.json in the upload or send it separately",
+            )
+        ]
+    shape = review_problems(raw, manifest)
+    if shape:
+        return shape
+    doc = json.loads(raw)
+    problems: list[Problem] = []
+    examples = doc.get("examples") or []
+    if len(examples) != MAX_EXAMPLES:
+        problems.append(
+            _incomplete("examples", f"has {len(examples)} example days; five are needed")
+        )
+    if not doc.get("negatives"):
+        problems.append(_incomplete("negatives", "needs at least one case that must fail"))
+    entries = doc.get("sources") or []
+    named = [entry.get("source") for entry in entries]
+    for source in manifest.sources:
+        if named.count(source.name) != 1:
+            problems.append(
+                _incomplete(
+                    "sources",
+                    f"needs exactly one entry for the source {source.name!r} "
+                    "(holder, terms, basis, evidence)",
+                )
+            )
+    for index, entry in enumerate(entries):
+        if entry.get("basis") not in BASIS:
+            problems.append(
+                _incomplete(
+                    f"sources[{index}].basis",
+                    f"{entry.get('basis')!r} is not one of {', '.join(BASIS)}",
+                )
+            )
+    notes = doc.get("releaseNotes") or {}
+    if update and "en" not in notes:
+        problems.append(
+            _incomplete("releaseNotes", "an update needs release notes in English (en)")
+        )
+    return problems
 
 
 def _matches(record: Mapping[str, Any], expect: Mapping[str, Any]) -> bool:

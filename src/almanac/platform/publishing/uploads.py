@@ -20,7 +20,7 @@ from almanac.platform.contract.manifest import Manifest
 from almanac.platform.contract.pack import CodeRefused, PluginCode, check_code, read_pack
 from almanac.platform.contract.problems import Problem
 from almanac.platform.hosting import update_findings
-from almanac.platform.publishing.checks import queue_room_checks
+from almanac.platform.publishing.checks import queue_room_checks, sent_review
 from almanac.platform.publishing.domains import current_domain
 from almanac.platform.publishing.ids import bind_on_upload
 from almanac.platform.publishing.imports import import_problems
@@ -86,6 +86,10 @@ class UploadView:
     withdrawn_at: datetime | None
     checks: tuple[CheckView, ...]
     record_diff: Mapping[str, Any] | None = None
+    submitted_by: str | None = None
+    submitted_at: datetime | None = None
+    agreement_version: int | None = None
+    replaced_by: int | None = None
 
     @property
     def listing_only(self) -> bool:
@@ -130,6 +134,11 @@ def _check_view(row: UploadCheck) -> CheckView:
     )
 
 
+def upload_view(db: Session, row: PortalUpload) -> UploadView:
+    """An upload as its organization sees it, with its checks."""
+    return _view(db, row)
+
+
 def _view(db: Session, row: PortalUpload) -> UploadView:
     checks = db.scalars(
         select(UploadCheck).where(UploadCheck.upload_id == row.id).order_by(UploadCheck.id)
@@ -150,6 +159,10 @@ def _view(db: Session, row: PortalUpload) -> UploadView:
         withdrawn_at=row.withdrawn_at,
         checks=tuple(_check_view(c) for c in checks),
         record_diff=row.record_diff,
+        submitted_by=row.submitted_by,
+        submitted_at=row.submitted_at,
+        agreement_version=row.agreement_version,
+        replaced_by=row.replaced_by,
     )
 
 
@@ -451,6 +464,11 @@ def upload(
     return UploadAnswer(_view(db, row), created=True)
 
 
+def upload_row(db: Session, organization_id: int, upload_id: int) -> PortalUpload:
+    """The organization's upload; NOT-FOUND for another organization's or an unknown one."""
+    return _row(db, organization_id, upload_id)
+
+
 def _row(db: Session, organization_id: int, upload_id: int) -> PortalUpload:
     row = db.get(PortalUpload, upload_id)
     if row is None or row.organization_id != organization_id:
@@ -510,10 +528,19 @@ def rerun_checks(
         raise Conflict(f"upload {upload_id} was withdrawn", code="STATE-CONFLICT")
     if row.state == UploadState.CHECKING:
         raise Conflict(f"upload {upload_id} is being checked already", code="STATE-CONFLICT")
+    if row.state == UploadState.IN_REVIEW:
+        raise Conflict(
+            f"upload {upload_id} is in review; withdraw it before its checks run again",
+            code="STATE-CONFLICT",
+        )
     require_check_room(db, organization_id)
     unpacked = read_pack(row.archive)
     code = check_code(unpacked.folder, unpacked.files, unpacked.pack_info)
-    checks = static_checks(db, organization_id, code, unpacked.files)
+    files = dict(unpacked.files)
+    sent = sent_review(db, row.id)
+    if sent is not None:
+        files[REVIEW_FILE] = sent
+    checks = static_checks(db, organization_id, code, files)
     update = update_findings(db.connection(), row.plugin_id, code.manifest)
     if update:
         checks.append(_Static("updates", tuple(update)))

@@ -67,7 +67,9 @@ def upgrade() -> None:
         "portal_upload_checks",
         sa.Column("id", sa.Integer(), nullable=False),
         sa.Column("upload_id", sa.Integer(), nullable=True),
-        sa.Column("version_id", sa.Integer(), nullable=True),
+        sa.Column(
+            "version_id", sa.BigInteger().with_variant(sa.Integer(), "sqlite"), nullable=True
+        ),
         sa.Column("name", sa.String(length=32), nullable=False),
         sa.Column("status", sa.String(length=16), nullable=False),
         sa.Column("findings", sa.JSON(), nullable=False),
@@ -105,7 +107,9 @@ def upgrade() -> None:
     )
     op.create_table(
         "version_check_inputs",
-        sa.Column("version_id", sa.Integer(), nullable=False),
+        sa.Column(
+            "version_id", sa.BigInteger().with_variant(sa.Integer(), "sqlite"), nullable=False
+        ),
         sa.Column("archive", sa.LargeBinary(), nullable=False),
         sa.ForeignKeyConstraint(
             ["version_id"],
