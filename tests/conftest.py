@@ -58,3 +58,21 @@ def node() -> Path:
     from almanac.node import node_binary
 
     return node_binary()
+
+
+@pytest.fixture(params=["postgresql", "sqlite"])
+def empty_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+    """URL of an empty database, PostgreSQL and then SQLite, for tests of the migrations."""
+    if request.param == "sqlite":
+        yield f"sqlite:///{tmp_path / 'empty.db'}"
+        return
+    session_url = request.getfixturevalue("postgres_url")
+    base, _, name = session_url.rpartition("/")
+    plain = f"{base}/postgres".replace("+psycopg", "")
+    empty = f"{name}_empty"
+    with psycopg.connect(plain, autocommit=True) as conn:
+        conn.execute(f'DROP DATABASE IF EXISTS "{empty}"')
+        conn.execute(f'CREATE DATABASE "{empty}"')
+    yield f"{base}/{empty}"
+    with psycopg.connect(plain, autocommit=True) as conn:
+        conn.execute(f'DROP DATABASE IF EXISTS "{empty}" WITH (FORCE)')

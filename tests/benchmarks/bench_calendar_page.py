@@ -29,9 +29,15 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 from almanac.platform.store.engine import make_engine, upgrade_database  # noqa: E402
-from tests.benchmarks.bench_reader_days import FIRST, TODAY, WRK_SCRIPT, fill  # noqa: E402
+from tests.benchmarks.bench_reader_days import (  # noqa: E402
+    DURATION,
+    FIRST,
+    TODAY,
+    WRK_SCRIPT,
+    fill,
+    wrk,
+)
 
-DURATION = int(os.environ.get("BENCH_DURATION", "10"))
 TARGETS = {
     "API days, 62 days": "/api/v1/reader/days?"
     + str(httpx.QueryParams({"from": FIRST.isoformat(), "to": TODAY.isoformat(),
@@ -39,19 +45,6 @@ TARGETS = {
     "calendar agenda, 62 days": f"/calendar?view=agenda&start={FIRST}&today={TODAY}",
     "calendar month (42 days)": f"/calendar?month={TODAY:%Y-%m}&today={TODAY}&day={TODAY}",
 }  # fmt: skip
-
-
-def wrk(url: str, script: Path, connections: int) -> tuple[float, float, int, float]:
-    """wrk for DURATION seconds: p50 and p95 in seconds, requests answered, rate per second."""
-    done = subprocess.run(
-        ["wrk", f"-t{min(connections, 2)}", f"-c{connections}", f"-d{DURATION}s",
-         "--timeout", "30s", "-s", str(script), url],
-        capture_output=True, text=True, check=True, timeout=DURATION + 60,
-    )  # fmt: skip
-    line = next(x for x in done.stdout.splitlines() if x.startswith("ALMANAC-WRK "))
-    requests, micros, p50, p95, bad_status, socket_errors = map(int, line.split()[1:])
-    assert requests > 0 and bad_status == 0 and socket_errors == 0, done.stdout
-    return p50 / 1e6, p95 / 1e6, requests, requests / (micros / 1e6)
 
 
 def main() -> None:

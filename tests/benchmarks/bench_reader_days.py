@@ -136,14 +136,12 @@ def check_answer(base: str, cookie: str) -> int:
     return len(answer.content)
 
 
-def wrk(base: str, script: Path, connections: int) -> tuple[float, float, int, float]:
-    """wrk for DURATION seconds with `connections` open at once: p50 and p95 in seconds, the
-    requests answered and their rate per second."""
-    url = str(httpx.URL(f"{base}/api/v1/reader/days", params=PARAMS))
-    threads = min(connections, 2)
+def wrk(url: str, script: Path, connections: int) -> tuple[float, float, int, float]:
+    """wrk on `url` for DURATION seconds with `connections` open at once: p50 and p95 in
+    seconds, the requests answered and their rate per second."""
     done = subprocess.run(
-        ["wrk", f"-t{threads}", f"-c{connections}", f"-d{DURATION}s", "--timeout", "30s",
-         "-s", str(script), url],
+        ["wrk", f"-t{min(connections, 2)}", f"-c{connections}", f"-d{DURATION}s",
+         "--timeout", "30s", "-s", str(script), url],
         capture_output=True, text=True, check=True, timeout=DURATION + 60,
     )  # fmt: skip
     line = next(x for x in done.stdout.splitlines() if x.startswith("ALMANAC-WRK "))
@@ -192,8 +190,9 @@ def main() -> None:
         size = check_answer(base, cookie)
         script = Path(home) / "days.lua"
         script.write_text(WRK_SCRIPT % {"cookie": cookie}, encoding="utf-8")
-        h50, h95, h_count, h_rate = wrk(base, script, 1)
-        p50, p95, p_count, p_rate = wrk(base, script, 4)
+        days_url = str(httpx.URL(f"{base}/api/v1/reader/days", params=PARAMS))
+        h50, h95, h_count, h_rate = wrk(days_url, script, 1)
+        p50, p95, p_count, p_rate = wrk(days_url, script, 4)
         sql = sql_alone(engine)
         engine.dispose()
 

@@ -3,11 +3,6 @@ models (the store's own test checks the store's tables)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from pathlib import Path
-
-import psycopg
-import pytest
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
 from sqlalchemy import inspect
@@ -31,23 +26,6 @@ PUBLISHING_TABLES = {
     "portal_review_information",
     "portal_attestations",
 }
-
-
-@pytest.fixture(params=["postgresql", "sqlite"])
-def empty_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
-    if request.param == "sqlite":
-        yield f"sqlite:///{tmp_path / 'empty.db'}"
-        return
-    session_url = request.getfixturevalue("postgres_url")
-    base, _, name = session_url.rpartition("/")
-    plain = f"{base}/postgres".replace("+psycopg", "")
-    empty = f"{name}_publishing"
-    with psycopg.connect(plain, autocommit=True) as conn:
-        conn.execute(f'DROP DATABASE IF EXISTS "{empty}"')
-        conn.execute(f'CREATE DATABASE "{empty}"')
-    yield f"{base}/{empty}"
-    with psycopg.connect(plain, autocommit=True) as conn:
-        conn.execute(f'DROP DATABASE IF EXISTS "{empty}" WITH (FORCE)')
 
 
 def _names(entry: object) -> set[str]:

@@ -2,11 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from pathlib import Path
-
-import psycopg
-import pytest
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
 from alembic.script import ScriptDirectory
@@ -29,23 +24,6 @@ STORE_TABLES = {
     "revisions",
     "held_series",
 }
-
-
-@pytest.fixture(params=["postgresql", "sqlite"])
-def empty_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
-    if request.param == "sqlite":
-        yield f"sqlite:///{tmp_path / 'empty.db'}"
-        return
-    session_url = request.getfixturevalue("postgres_url")
-    base, _, name = session_url.rpartition("/")
-    plain = f"{base}/postgres".replace("+psycopg", "")
-    empty = f"{name}_empty"
-    with psycopg.connect(plain, autocommit=True) as conn:
-        conn.execute(f'DROP DATABASE IF EXISTS "{empty}"')
-        conn.execute(f'CREATE DATABASE "{empty}"')
-    yield f"{base}/{empty}"
-    with psycopg.connect(plain, autocommit=True) as conn:
-        conn.execute(f'DROP DATABASE IF EXISTS "{empty}" WITH (FORCE)')
 
 
 def _store_diff(url: str) -> list:
