@@ -213,6 +213,10 @@ export const CATALOG = [
   {"code":"SUBMIT-ATTESTATION-MISSING","severity":"error","area":"portal","title":"An attestation for the version is not made","fix":"An owner or admin makes the five attestations for the version (POST .../uploads/{id}/attestations).","retired":false},
   {"code":"PLG-REVIEW-INCOMPLETE","severity":"error","area":"portal","title":"The review information is not complete","fix":"Give five example days, at least one negative case, one source entry per manifest source with a basis of open-licence, public-domain, official-publication or permission, and, for an update, release notes in English.","retired":false},
   {"code":"PLG-QUOTA-REVIEW","severity":"error","area":"upload","title":"Five versions are in review","fix":"Wait for a reviewer's decision on a version in review, or withdraw one, then submit again; a newer upload of a plug-in in review replaces it without waiting.","retired":false},
+  {"code":"REVIEW-CONTENT-CHANGED","severity":"error","area":"portal","title":"The version changed after it was reviewed","fix":"Read the version again on the review desk and decide on what it holds now.","retired":false},
+  {"code":"REVIEW-SAME-ORGANIZATION","severity":"error","area":"portal","title":"A reviewer from the publishing organization approves","fix":"Leave the approval to a reviewer outside the publishing organization.","retired":false},
+  {"code":"STORE-NOT-LISTED","severity":"error","area":"api","title":"The plug-in is not in the store","fix":"Install a plug-in the store lists; this one was unlisted, taken off the shelf, taken down or retired.","retired":false},
+  {"code":"LISTING-NOT-RELISTABLE","severity":"error","area":"portal","title":"The plug-in cannot be listed again","fix":"List again only after your own Unpublish; the service lists a shelved plug-in again, a taken-down one is restored by the service, a retired one never returns.","retired":false},
 ];
 // END CATALOG
 const CATALOG_BY_CODE = new Map(CATALOG.map((e) => [e.code, e]));

@@ -19,6 +19,9 @@ T0 = datetime(2026, 11, 2, 12, 0, tzinfo=UTC)
 # Children before parents, so plain DELETEs (much faster than TRUNCATE) empty them.
 ACCOUNT_TABLES = (
     # Publishing rows point at accounts, organizations and invitation requests.
+    "store_listings",
+    "portal_notices",
+    "portal_review_decisions",
     "portal_attestations",
     "portal_review_information",
     "portal_upload_checks",

@@ -41,7 +41,7 @@ CODE_ARGUMENT = {"Problem": 0, "ProblemError": 1, "problem_response": 2, "_refus
 NOT_BUILT_YET: frozenset[str] = frozenset(
     {
         # portal
-        "PLG-RETIRE-CONFIRM", "AGENT_MAY_NOT_PUBLISH", "AGENT_FORBIDDEN",
+        "AGENT_MAY_NOT_PUBLISH", "AGENT_FORBIDDEN",
     }
 )  # fmt: skip
 NOT_BUILT_AREAS = frozenset({"upload", "zip", "portal"})
@@ -121,6 +121,11 @@ ASSERTED_ELSEWHERE: dict[str, str] = {
     "RATE-LIMITED": "tests/api/test_invitations.py",
     "INTERNAL-ERROR": "tests/api/test_internal_error.py",
     "PLG-ID-RETIRED": "tests/publishing/test_portal_api.py",
+    "PLG-RETIRE-CONFIRM": "tests/publishing/test_review_and_store.py",
+    "REVIEW-CONTENT-CHANGED": "tests/publishing/test_review_and_store.py",
+    "REVIEW-SAME-ORGANIZATION": "tests/publishing/test_review_and_store.py",
+    "STORE-NOT-LISTED": "tests/publishing/test_review_and_store.py",
+    "LISTING-NOT-RELISTABLE": "tests/publishing/test_review_and_store.py",
     "DOMAIN-IP-ADDRESS": "tests/publishing/test_portal_api.py",
     "DOMAIN-NO-DOT": "tests/publishing/test_portal_api.py",
     "DOMAIN-INVALID": "tests/publishing/test_portal_api.py",

@@ -22,9 +22,12 @@ from almanac.api.routes import (
     invitations,
     organizations,
     portal,
+    portal_listings,
     public,
     reader,
+    review,
     staff,
+    store,
     tokens,
 )
 from almanac.platform.accounts import Passwords
@@ -154,8 +157,10 @@ def create_app(
     install_access_log_redaction()
 
     v1 = APIRouter(prefix=API_PREFIX)
-    for area in (auth, tokens, organizations, staff, invitations, host, portal):
+    for area in (auth, tokens, organizations, staff, invitations, host, portal, portal_listings):
         v1.include_router(area.router)
+    v1.include_router(review.router)
+    v1.include_router(store.router)
     v1.include_router(reader.router)
     v1.include_router(host_readers.router)
     app.include_router(v1)

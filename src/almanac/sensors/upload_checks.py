@@ -14,7 +14,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from almanac.platform.clock import Clock
 from almanac.platform.contract.manifest import Manifest
-from almanac.platform.mail import Mailer
+from almanac.platform.mail import Mailer, send_all
 from almanac.platform.publishing.checks import (
     RoomOutcome,
     RoomRun,
@@ -25,7 +25,6 @@ from almanac.platform.publishing.checks import (
     queued_versions,
     run_room_checks,
     run_version_checks,
-    send_all,
 )
 from almanac.platform.store.engine import writing
 from almanac.sandbox.download import DownloadError, Source, SourceDownloader

@@ -38,6 +38,7 @@ from almanac.api.schemas.portal import (
     PluginIdIn,
     PluginIdOut,
     ReviewInformationOut,
+    SubmitIn,
     SubmittedOut,
     UploadCheckOut,
     UploadOut,
@@ -305,6 +306,9 @@ def upload_out(found: uploads.UploadView, base_url: str) -> UploadOut:
         uploaded_at=found.uploaded_at,
         withdrawn_by=found.withdrawn_by,
         withdrawn_at=found.withdrawn_at,
+        publish_on_approval=found.publish_on_approval,
+        published_by=found.published_by,
+        published_at=found.published_at,
         checks_final=all(c.status in final for c in found.checks),
         checks_passed=all(c.status is CheckStatus.PASSED for c in found.checks),
         warnings=findings(found.warnings, base_url),
@@ -472,7 +476,7 @@ def send_review_information(
     return upload_out(found, ctx.settings.base_url)
 
 
-def _attestation_out(found: submission.AttestationMade) -> AttestationOut:
+def attestation_out(found: submission.AttestationMade) -> AttestationOut:
     return AttestationOut(
         attestation=found.attestation,
         words=found.words,
@@ -491,8 +495,7 @@ def list_attestations(
 ) -> list[AttestationOut]:
     """The attestations made for the upload's version, with who and when (members)."""
     return [
-        _attestation_out(a)
-        for a in submission.attestations(db, organization_id, account, upload_id)
+        attestation_out(a) for a in submission.attestations(db, organization_id, account, upload_id)
     ]
 
 
@@ -512,7 +515,7 @@ def make_attestations(
     admins); each is kept once with who and when. Answers every attestation made so far."""
     made = submission.attest(db, organization_id, account, upload_id, body.attestations, now)
     db.commit()
-    return [_attestation_out(a) for a in made]
+    return [attestation_out(a) for a in made]
 
 
 @router.post(
@@ -525,16 +528,21 @@ def submit_upload(
     ctx: Context,
     db: Db,
     now: Now,
+    body: SubmitIn | None = None,
 ) -> SubmittedOut:
     """Submit the upload for review (owners and admins). Refused (409 SUBMIT-REFUSED) with
     every reason at once in `findings` until all hold: SUBMIT-CHECKS-NOT-PASSED,
     PLG-REVIEW-INVALID, PLG-REVIEW-INCOMPLETE, SUBMIT-ATTESTATION-MISSING,
     AGREEMENT-NOT-ACCEPTED, DOMAIN-NOT-VERIFIED, DOMAIN-LAPSED, DOMAIN-NOT-INVITED,
     PLG-QUOTA-REVIEW. The plug-in's upload in review, if any, is withdrawn in the same step
-    (`replaced`)."""
+    (`replaced`). With `publish_on_approval` the version is published the moment a reviewer
+    approves it."""
     base_url = ctx.settings.base_url
+    chosen = body is not None and body.publish_on_approval
     try:
-        done = submission.submit(db, organization_id, account, upload_id, now)
+        done = submission.submit(
+            db, organization_id, account, upload_id, now, publish_on_approval=chosen
+        )
     except submission.SubmitRefused as refused:
         raise ProblemError(409, "SUBMIT-REFUSED", str(refused), refused.reasons) from None
     db.commit()

@@ -26,6 +26,7 @@ from almanac.platform import audience
 from almanac.platform.accounts import InvalidInput
 from almanac.platform.audience import ReadablePlugin, Shown, compact_json
 from almanac.platform.audience.days import RawRecord
+from almanac.platform.publishing.listings import not_newly_installable
 from almanac.platform.reader import pick_name
 
 router = APIRouter(prefix="/reader", tags=["reader"])
@@ -37,7 +38,9 @@ Language = Annotated[
 ]
 
 
-def _plugin(plugin: ReadablePlugin, shown: Shown, language: str) -> ReaderPluginOut:
+def _plugin(
+    plugin: ReadablePlugin, shown: Shown, language: str, unlisted: set[str]
+) -> ReaderPluginOut:
     name = pick_name(plugin.manifest_doc.get("name"), language)
     return ReaderPluginOut(
         id=plugin.id,
@@ -49,6 +52,7 @@ def _plugin(plugin: ReadablePlugin, shown: Shown, language: str) -> ReaderPlugin
         shown=shown.shown,
         choice=shown.choice,
         organization_default=shown.organization_default,
+        unlisted=plugin.id in unlisted,
     )
 
 
@@ -58,7 +62,8 @@ def plugins(account: CurrentAccount, db: Db, language: Language = "en") -> list[
     audience.check_language(language)
     readable = audience.visible_plugins(db, account)
     shown = audience.shown_of(db, account, readable)
-    return [_plugin(p, shown[p.id], language) for p in readable]
+    unlisted = not_newly_installable(db, [p.id for p in readable])
+    return [_plugin(p, shown[p.id], language, unlisted) for p in readable]
 
 
 @router.get("/plugins/{plugin_id}", response_model=ReaderPluginOut)
@@ -69,7 +74,8 @@ def plugin(
     audience.check_language(language)
     readable = audience.readable_plugin(db, account, plugin_id)
     shown = audience.shown_of(db, account, [readable])
-    return _plugin(readable, shown[readable.id], language)
+    unlisted = not_newly_installable(db, [readable.id])
+    return _plugin(readable, shown[readable.id], language, unlisted)
 
 
 def _preferences(db: Db, account: CurrentAccount) -> PreferencesOut:
@@ -215,7 +221,7 @@ def records(
     )
 
 
-def _report(view: audience.ReportView) -> ReportOut:
+def report_out(view: audience.ReportView) -> ReportOut:
     return ReportOut(
         id=view.id,
         plugin=view.plugin_id,
@@ -238,11 +244,11 @@ def report(plugin_id: str, body: ReportIn, account: CurrentAccount, db: Db, now:
         db, account, plugin_id, category=body.category, note=body.note, day=body.day, now=now
     )
     db.commit()
-    return _report(view)
+    return report_out(view)
 
 
 @router.get("/plugins/{plugin_id}/reports", response_model=list[ReportOut])
 def reports(plugin_id: str, account: CurrentAccount, db: Db) -> list[ReportOut]:
     """Every report about the plug-in, newest first, never who sent it: for the publisher's
     owners and admins and the service's operators and reviewers."""
-    return [_report(v) for v in audience.plugin_reports(db, account, plugin_id)]
+    return [report_out(v) for v in audience.plugin_reports(db, account, plugin_id)]

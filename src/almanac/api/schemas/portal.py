@@ -147,7 +147,10 @@ class UploadOut(BaseModel):
     plugin_id: str
     version: str
     digest: str
-    state: str = Field(description="checking, checked, in_review or withdrawn")
+    state: str = Field(
+        description="checking, checked, in_review, approved, changes_requested, rejected, "
+        "published, superseded or withdrawn"
+    )
     submitted_by: str | None = Field(description="who submitted it for review")
     submitted_at: datetime | None
     agreement_version: int | None = Field(
@@ -174,6 +177,11 @@ class UploadOut(BaseModel):
         "publisher and the reviewer"
     )
     checks: list[UploadCheckOut]
+    publish_on_approval: bool = Field(
+        description="published the moment a reviewer approves it (chosen when submitting)"
+    )
+    published_by: str | None
+    published_at: datetime | None
     record_diff: dict[str, Any] | None = Field(
         description="for an update, what its run on today's real downloads would change in the "
         "stored records, per series: counts and the first new, revised (old and new content), "
@@ -217,3 +225,59 @@ class SubmittedOut(BaseModel):
 
     upload: UploadOut
     replaced: UploadOut | None
+
+
+class SubmitIn(BaseModel):
+    publish_on_approval: bool = Field(
+        default=False, description="publish the version the moment a reviewer approves it"
+    )
+
+
+class ListingOut(BaseModel):
+    """A published plug-in's listing and the service's shelf and takedown acting on it."""
+
+    plugin_id: str
+    organization_id: int
+    upload_id: int = Field(description="the published upload")
+    version: str
+    state: str = Field(description="listed, unlisted, shelved, taken-down or retired")
+    listed: bool
+    shelved: bool
+    taken_down: bool
+    retired: bool
+    in_store: bool = Field(description="readers find it in the store and may newly install it")
+    published_at: datetime
+    retired_at: datetime | None
+    takedown_message: str | None
+
+
+class RetireIn(BaseModel):
+    confirm: str = Field(max_length=48, description="the plug-in id, typed to confirm")
+
+
+class RetiredOut(BaseModel):
+    """The retired listing and the uploads withdrawn with it."""
+
+    listing: ListingOut
+    withdrawn: list[int]
+
+
+class ListingMoveOut(BaseModel):
+    """One move of a plug-in's listing, with who made it and when."""
+
+    action: str
+    by: str
+    at: datetime
+    detail: dict[str, Any] | None
+
+
+class NoticeOut(BaseModel):
+    """What the portal told the organization (also mailed to its owners and admins)."""
+
+    id: int
+    plugin_id: str
+    upload_id: int | None
+    kind: str
+    subject: str
+    body: str
+    at: datetime

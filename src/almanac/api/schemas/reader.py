@@ -17,6 +17,10 @@ class ReaderPluginOut(BaseModel):
     shown: bool = Field(description="Whether its section is drawn on the reader's days.")
     choice: bool | None = Field(description="The reader's own plugins.<id>.shown.")
     organization_default: bool | None
+    unlisted: bool = Field(
+        description="Published through the portal and no longer in the store: it stays for the "
+        "readers who installed it, and nobody new installs it."
+    )
 
 
 class PreferencesIn(BaseModel):

@@ -32,7 +32,12 @@ from almanac.platform.audience.readers import (
     reader_list,
     set_reader_list,
 )
-from almanac.platform.audience.reports import ReportView, file_report, plugin_reports
+from almanac.platform.audience.reports import (
+    ReportView,
+    file_report,
+    plugin_reports,
+    publisher_reports,
+)
 from almanac.platform.audience.visibility import (
     ReadablePlugin,
     readable_plugin,
@@ -60,6 +65,7 @@ __all__ = [
     "file_report",
     "plugin_records",
     "plugin_reports",
+    "publisher_reports",
     "read_days",
     "read_days_json",
     "readable_plugin",

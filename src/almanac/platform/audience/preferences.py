@@ -2,7 +2,8 @@
 organization default ("Reader presentation rules" 1): for a private plug-in an owner or admin
 of a listed organization turns it on (or off) for the members who made no choice; a member's
 own choice wins. Nothing is pushed onto days: a plug-in with no choice and no default is not
-shown."""
+shown. Turning a plug-in on is installing it: a plug-in published through the portal and no
+longer in the store is not newly installed ("Listing of a published plug-in", Unpublish)."""
 
 from __future__ import annotations
 
@@ -33,6 +34,7 @@ from almanac.platform.audience.visibility import (
     readable_plugin,
     visible_plugins,
 )
+from almanac.platform.publishing.listings import not_newly_installable
 
 SHOWN_KEY = re.compile(r"plugins\.([a-z][a-z0-9-]{1,47})\.shown")
 
@@ -120,6 +122,17 @@ def set_shown(
     for plugin_id in wanted:
         if plugin_id not in readable:
             raise not_found(plugin_id)
+    turned_on = [p for p, value in wanted.items() if value is True]
+    unlisted = not_newly_installable(db, turned_on)
+    if unlisted:
+        installed = shown_of(db, account, (readable[p] for p in unlisted))
+        for plugin_id in sorted(unlisted):
+            if not installed[plugin_id].shown:
+                raise Conflict(
+                    f"{shown_key(plugin_id)}: {plugin_id} is not in the store; only its "
+                    "present readers keep it",
+                    code="STORE-NOT-LISTED",
+                )
     for plugin_id, value in wanted.items():
         if value is None:
             db.execute(

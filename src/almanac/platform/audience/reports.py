@@ -10,7 +10,7 @@ from datetime import date, datetime
 from sqlalchemy import insert, select
 from sqlalchemy.orm import Session
 
-from almanac.platform.accounts.errors import Forbidden, InvalidInput
+from almanac.platform.accounts.errors import Forbidden, InvalidInput, NotFound
 from almanac.platform.accounts.models import Account
 from almanac.platform.accounts.organizations import MANAGERS, current_membership
 from almanac.platform.accounts.staff import staff_roles
@@ -104,3 +104,16 @@ def plugin_reports(db: Session, account: Account, plugin_id: str) -> list[Report
         .order_by(reports.c.created_at.desc(), reports.c.id.desc())
     )
     return [ReportView(*row) for row in rows]
+
+
+def publisher_reports(
+    db: Session, organization_id: int, account: Account, plugin_id: str
+) -> list[ReportView]:
+    """The reports on a plug-in the organization publishes, for its owners and admins (the
+    portal's view of `plugin_reports`); NOT-FOUND when the organization does not publish it."""
+    publisher = db.scalar(
+        select(plugins.c.publisher_organization_id).where(plugins.c.id == plugin_id)
+    )
+    if publisher is None or publisher != organization_id:
+        raise NotFound(f"the organization publishes no plug-in {plugin_id!r}")
+    return plugin_reports(db, account, plugin_id)

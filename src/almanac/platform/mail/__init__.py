@@ -8,7 +8,7 @@ import logging
 import re
 import smtplib
 import sys
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from email.message import EmailMessage
@@ -45,6 +45,16 @@ class Mailer(Protocol):
     def send(self, message: MailMessage, now: datetime) -> None:
         """Hand the message over for delivery or raise MailError."""
         ...
+
+
+def send_all(mailer: Mailer, messages: Sequence[MailMessage], now: datetime) -> None:
+    """Hand each message over once its transaction is committed; one that fails is logged and
+    the rest still go (the move that wrote them stands)."""
+    for message in messages:
+        try:
+            mailer.send(message, now)
+        except MailError as error:
+            log.warning("mail %r not sent: %s", message.subject, error)
 
 
 @dataclass(frozen=True, slots=True)

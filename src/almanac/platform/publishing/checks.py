@@ -28,7 +28,7 @@ from almanac.platform.contract.manifest import Manifest, parse_manifest
 from almanac.platform.contract.pack import check_code, folder_files, read_pack
 from almanac.platform.contract.problems import Problem
 from almanac.platform.contract.records import check_batch
-from almanac.platform.mail import Mailer, MailError, MailMessage
+from almanac.platform.mail import Mailer, MailMessage, send_all
 from almanac.platform.publishing.diff import record_diff
 from almanac.platform.publishing.models import (
     CheckStatus,
@@ -179,15 +179,6 @@ def _settle(db: Session, upload_id: int) -> list[MailMessage]:
         MailMessage(to=address, subject=subject, body=body)
         for address in manager_addresses(db, upload.organization_id)
     ]
-
-
-def send_all(mailer: Mailer, messages: Sequence[MailMessage], now: datetime) -> None:
-    """Hand each message over; one that fails is logged (the checks' answer stands)."""
-    for message in messages:
-        try:
-            mailer.send(message, now)
-        except MailError as error:
-            log.warning("mail %r not sent: %s", message.subject, error)
 
 
 def expire_overdue(db: Session, now: datetime) -> list[MailMessage]:

@@ -13,7 +13,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from almanac.platform.accounts.errors import Conflict, NotFound
 from almanac.platform.accounts.models import Account, Organization
-from almanac.platform.mail import Mailer, MailError, MailMessage
+from almanac.platform.mail import Mailer, MailMessage, send_all
 from almanac.platform.publishing.domain_names import claimable_domain
 from almanac.platform.publishing.models import (
     CheckKind,
@@ -385,15 +385,6 @@ def due_claims(db: Session, now: datetime) -> list[int]:
             .order_by(DomainClaim.next_check_at, DomainClaim.id)
         )
     )
-
-
-def send_all(mailer: Mailer, messages: tuple[MailMessage, ...], now: datetime) -> None:
-    """Hand each message to the mailer; one that fails is logged, the others still go."""
-    for message in messages:
-        try:
-            mailer.send(message, now)
-        except MailError as exc:
-            log.warning("mail %r not sent: %s", message.subject, exc)
 
 
 def run_rechecks(

@@ -3,6 +3,7 @@ with every reason it may not (`submission_gate`, `submission_reasons`)."""
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -91,6 +92,22 @@ def review_document(db: Session, upload: PortalUpload) -> bytes | None:
     if sent is not None:
         return sent
     return read_pack(upload.archive).files.get(REVIEW_FILE)
+
+
+def reviewed_digest(db: Session, upload: PortalUpload) -> str:
+    """ "Version in the portal", in review: the digest of exactly what a reviewer reviews (every
+    uploaded file, the review information in force and the attestations made). An approval
+    names it, and binds only that content: any later change gives another digest."""
+    review = review_document(db, upload) or b""
+    made = sorted(
+        db.scalars(
+            select(UploadAttestation.attestation).where(UploadAttestation.upload_id == upload.id)
+        )
+    )
+    text = "\n".join(
+        [upload.content_hash, hashlib.sha256(review).hexdigest(), *made, upload.digest]
+    )
+    return "sha256:" + hashlib.sha256(text.encode()).hexdigest()
 
 
 def is_update(db: Session, plugin_id: str) -> bool:

@@ -1,5 +1,6 @@
 """Tables of publishing: domain claims and checks, invitations, agreement, id bindings,
-portal uploads and their checks."""
+portal uploads and their checks, review information and decisions, store listings and the
+portal's notices."""
 
 from __future__ import annotations
 
@@ -189,12 +190,29 @@ class PluginIdBinding(Base):
 
 
 class UploadState(StrEnum):
-    """ "States and transitions", Version in the portal (the part built so far)."""
+    """ "States and transitions", Version in the portal."""
 
     CHECKING = "checking"  # a check is queued or running
     CHECKED = "checked"  # every check reached its final state
     IN_REVIEW = "in_review"
+    APPROVED = "approved"  # a reviewer approved exactly its reviewed content
+    CHANGES_REQUESTED = "changes_requested"
+    REJECTED = "rejected"
+    PUBLISHED = "published"  # the plug-in's published version, running
+    SUPERSEDED = "superseded"  # published once; a later version took its place
     WITHDRAWN = "withdrawn"
+
+
+PREPARING = frozenset({UploadState.CHECKING, UploadState.CHECKED, UploadState.CHANGES_REQUESTED})
+"""Upload states whose review information and attestations may still change."""
+
+
+class Verdict(StrEnum):
+    """A reviewer's decision on a version in review ("Version in the portal", in review)."""
+
+    APPROVE = "approve"
+    REQUEST_CHANGES = "request-changes"
+    REJECT = "reject"
 
 
 class CheckStatus(StrEnum):
@@ -227,7 +245,7 @@ class PortalUpload(Base):
     code_published: Mapped[bool] = mapped_column(Boolean)
     manifest: Mapped[dict[str, Any]] = mapped_column(JSON)
     archive: Mapped[bytes] = mapped_column(LargeBinary)
-    state: Mapped[str] = mapped_column(String(16))
+    state: Mapped[str] = mapped_column(String(24))
     uploaded_by: Mapped[str] = mapped_column(String(320))
     agent_name: Mapped[str | None] = mapped_column(String(200))
     uploaded_at: Mapped[datetime] = mapped_column(UTCDateTime())
@@ -239,6 +257,12 @@ class PortalUpload(Base):
     agreement_version: Mapped[int | None] = mapped_column(Integer)
     replaced_by: Mapped[int | None] = mapped_column(Integer)
     """The upload that took this one's place in review (withdraw-and-submit in one step)."""
+    publish_on_approval: Mapped[bool] = mapped_column(
+        Boolean, default=False, server_default=text("false")
+    )
+    """Chosen when submitting: the version is published the moment a reviewer approves it."""
+    published_by: Mapped[str | None] = mapped_column(String(320))
+    published_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
 
 
 class UploadCheck(Base):
@@ -323,3 +347,62 @@ class UploadAttestation(Base):
     made_by: Mapped[str] = mapped_column(String(320))
     agent_name: Mapped[str | None] = mapped_column(String(200))
     made_at: Mapped[datetime] = mapped_column(UTCDateTime())
+
+
+class ReviewDecision(Base):
+    """A reviewer's decision on an upload in review, with its reason and note. `reviewed` is the
+    reviewed-content digest the reviewer was shown: an approval binds exactly that content."""
+
+    __tablename__ = "portal_review_decisions"
+    __table_args__ = (
+        CheckConstraint(_in("decision", Verdict), name="decision"),
+        Index("ix_portal_review_decisions_upload_id", "upload_id"),
+    )
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    upload_id: Mapped[int] = mapped_column(ForeignKey("portal_uploads.id", ondelete="CASCADE"))
+    decision: Mapped[str] = mapped_column(String(16))
+    reason: Mapped[str] = mapped_column(String(200))
+    note: Mapped[str] = mapped_column(Text)
+    reviewer_id: Mapped[int] = mapped_column(ForeignKey("accounts.id"))
+    reviewer: Mapped[str] = mapped_column(String(320))
+    reviewed: Mapped[str] = mapped_column(String(80))
+    decided_at: Mapped[datetime] = mapped_column(UTCDateTime())
+
+
+class StoreListing(Base):
+    """A plug-in published through the portal and its place in the store: the published
+    upload whose listing shows, whether its publisher lists it, and its retirement. The
+    service's shelf and takedown are the plug-in's own flags (`plugins.shelved`,
+    `plugins.taken_down`), acting on the same listing."""
+
+    __tablename__ = "store_listings"
+    __table_args__ = (Index("ix_store_listings_organization_id", "organization_id"),)
+
+    plugin_id: Mapped[str] = mapped_column(ForeignKey("plugins.id"), primary_key=True)
+    organization_id: Mapped[int] = mapped_column(ForeignKey("organizations.id"))
+    upload_id: Mapped[int] = mapped_column(ForeignKey("portal_uploads.id"))
+    listing: Mapped[dict[str, Any] | None] = mapped_column(JSON)
+    icon: Mapped[bytes | None] = mapped_column(LargeBinary)
+    category: Mapped[str | None] = mapped_column(String(32))
+    listed: Mapped[bool] = mapped_column(Boolean)
+    published_at: Mapped[datetime] = mapped_column(UTCDateTime())
+    retired_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
+    retired_by: Mapped[str | None] = mapped_column(String(320))
+
+
+class PortalNotice(Base):
+    """What the portal tells an organization (a reviewer's decision, a retirement), the same
+    words its owners and admins are mailed."""
+
+    __tablename__ = "portal_notices"
+    __table_args__ = (Index("ix_portal_notices_organization_id_at", "organization_id", "at"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    organization_id: Mapped[int] = mapped_column(ForeignKey("organizations.id", ondelete="CASCADE"))
+    plugin_id: Mapped[str] = mapped_column(String(48))
+    upload_id: Mapped[int | None] = mapped_column(ForeignKey("portal_uploads.id"))
+    kind: Mapped[str] = mapped_column(String(32))
+    subject: Mapped[str] = mapped_column(String(200))
+    body: Mapped[str] = mapped_column(Text)
+    at: Mapped[datetime] = mapped_column(UTCDateTime())

@@ -21,6 +21,7 @@ from almanac.platform.contract.problems import Problem
 from almanac.platform.publishing.agreement import accepted_version
 from almanac.platform.publishing.gate import is_update, review_document, submission_reasons
 from almanac.platform.publishing.models import (
+    PREPARING,
     Attestation,
     PortalUpload,
     ReviewInformation,
@@ -98,8 +99,9 @@ def _manager_row(
 
 
 def _open(row: PortalUpload, what: str) -> None:
-    """STATE-CONFLICT for a withdrawn upload, and for one in review (its content is what is
-    reviewed)."""
+    """STATE-CONFLICT unless the upload is still being prepared (checking, checked, or sent back
+    with changes requested): a withdrawn one is gone, and the content of one in review or
+    decided is what is or was reviewed."""
     if row.state == UploadState.WITHDRAWN:
         raise Conflict(
             f"upload {row.id} was withdrawn; {what} a live upload", code="STATE-CONFLICT"
@@ -107,6 +109,11 @@ def _open(row: PortalUpload, what: str) -> None:
     if row.state == UploadState.IN_REVIEW:
         raise Conflict(
             f"upload {row.id} is in review; withdraw it first, or upload a newer version",
+            code="STATE-CONFLICT",
+        )
+    if row.state not in PREPARING:
+        raise Conflict(
+            f"upload {row.id} is {row.state}; upload a newer version to change it",
             code="STATE-CONFLICT",
         )
 
@@ -186,10 +193,11 @@ def attestations(
     """The attestations made for an upload's version, in the order of the five (members)."""
     require_member(db, organization_id, viewer)
     row = upload_row(db, organization_id, upload_id)
-    return _attestations(db, row.id)
+    return attestations_of(db, row.id)
 
 
-def _attestations(db: Session, upload_id: int) -> list[AttestationMade]:
+def attestations_of(db: Session, upload_id: int) -> list[AttestationMade]:
+    """The attestations made for an upload, in the order of the five."""
     rows = db.scalars(
         select(UploadAttestation).where(UploadAttestation.upload_id == upload_id)
     ).all()
@@ -231,18 +239,25 @@ def attest(
             )
         )
     db.flush()
-    return _attestations(db, row.id)
+    return attestations_of(db, row.id)
 
 
 def submit(
-    db: Session, organization_id: int, actor: Account, upload_id: int, now: datetime
+    db: Session,
+    organization_id: int,
+    actor: Account,
+    upload_id: int,
+    now: datetime,
+    *,
+    publish_on_approval: bool = False,
 ) -> Submitted:
     """Owners and admins submit an upload for review. Refused with every reason at once
     (SubmitRefused, from `submission_reasons`) until all hold. The plug-in's version in review,
     if any, is withdrawn in the same step and this one takes its place (never blocked by the
     5-in-review limit); an upload older than the one in review is STATE-CONFLICT, as are a
     withdrawn one and one in review. The submission is kept with who, when and the agreement
-    version it is made under."""
+    version it is made under, and whether the version is published the moment it is approved
+    (`publish_on_approval`)."""
     row = _manager_row(db, organization_id, actor, upload_id, "submit versions")
     _open(row, "submit")
     current = db.scalars(
@@ -270,6 +285,7 @@ def submit(
     row.state = UploadState.IN_REVIEW
     row.submitted_by = actor.email
     row.submitted_at = now
+    row.publish_on_approval = publish_on_approval
     row.agreement_version = accepted_version(db, organization_id)
     db.flush()
     if current is not None:

@@ -90,6 +90,9 @@ class UploadView:
     submitted_at: datetime | None = None
     agreement_version: int | None = None
     replaced_by: int | None = None
+    publish_on_approval: bool = False
+    published_by: str | None = None
+    published_at: datetime | None = None
 
     @property
     def listing_only(self) -> bool:
@@ -163,6 +166,9 @@ def _view(db: Session, row: PortalUpload) -> UploadView:
         submitted_at=row.submitted_at,
         agreement_version=row.agreement_version,
         replaced_by=row.replaced_by,
+        publish_on_approval=row.publish_on_approval,
+        published_by=row.published_by,
+        published_at=row.published_at,
     )
 
 
@@ -504,6 +510,11 @@ def withdraw(
     row = _row(db, organization_id, upload_id)
     if row.state == UploadState.WITHDRAWN:
         raise Conflict(f"upload {upload_id} was withdrawn already", code="STATE-CONFLICT")
+    if row.state in (UploadState.PUBLISHED, UploadState.SUPERSEDED):
+        raise Conflict(
+            f"upload {upload_id} was published; unpublish or retire the plug-in instead",
+            code="STATE-CONFLICT",
+        )
     row.state = UploadState.WITHDRAWN
     row.withdrawn_by = actor.email
     row.withdrawn_at = now
@@ -531,6 +542,11 @@ def rerun_checks(
     if row.state == UploadState.IN_REVIEW:
         raise Conflict(
             f"upload {upload_id} is in review; withdraw it before its checks run again",
+            code="STATE-CONFLICT",
+        )
+    if row.state not in (UploadState.CHECKED, UploadState.CHANGES_REQUESTED):
+        raise Conflict(
+            f"upload {upload_id} is {row.state}; its checks are not run again",
             code="STATE-CONFLICT",
         )
     require_check_room(db, organization_id)

@@ -6,7 +6,7 @@ from datetime import datetime
 
 from sqlalchemy import Connection, delete, insert, select, update
 
-from almanac.platform.store.plugins import _log, lock_plugin, mark_records_changed
+from almanac.platform.store.plugins import lock_plugin, log_move, mark_records_changed
 from almanac.platform.store.tables import held_series, plugins, records, revisions
 from almanac.platform.store.write import MISSES_TO_WITHDRAW
 
@@ -71,7 +71,7 @@ def decide_held(conn: Connection, plugin_id: str, *, accept: bool, by: str, now:
         conn.execute(update(records).where(records.c.id.in_(ids)).values(misses=0))
     conn.execute(delete(held_series).where(held_series.c.plugin_id == plugin_id))
     conn.execute(update(plugins).where(plugins.c.id == plugin_id).values(held=False))
-    _log(
+    log_move(
         conn,
         plugin_id,
         "accept-removals" if accept else "keep-them",

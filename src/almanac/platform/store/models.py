@@ -19,6 +19,7 @@ from sqlalchemy import (
     String,
     Text,
     UniqueConstraint,
+    text,
 )
 from sqlalchemy.orm import Mapped, mapped_column
 
@@ -50,6 +51,8 @@ class Plugin(Base):
     held: Mapped[bool] = mapped_column(Boolean, default=False)
     taken_down: Mapped[bool] = mapped_column(Boolean, default=False)
     shelved: Mapped[bool] = mapped_column(Boolean, default=False)
+    # Retired by its publisher ("Listing of a published plug-in", Retire): runs stop for good.
+    retired: Mapped[bool] = mapped_column(Boolean, default=False, server_default=text("false"))
     publisher_organization_id: Mapped[int | None] = mapped_column(
         ForeignKey("organizations.id", use_alter=True)
     )

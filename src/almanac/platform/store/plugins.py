@@ -35,7 +35,7 @@ from almanac.platform.store.tables import (
 )
 
 RETAIN_ANSWERS = ("yes", "no", "unknown")
-ORIGINS = ("upload", "folder")
+ORIGINS = ("upload", "folder", "portal")
 RETRY_AFTER = timedelta(minutes=30)
 TAKEDOWN_MESSAGE_MAX = 280
 ROLLBACK_REASON_MAX = 500
@@ -51,6 +51,13 @@ class UnknownVersion(UnknownPlugin):
 
 class LocalNotApprovable(TransitionRefused):
     """The server refuses to approve a `local` plug-in ("What the service does" 8)."""
+
+
+class PluginRetired(TransitionRefused):
+    """The plug-in was retired by its publisher: nothing makes it run again."""
+
+
+_RETIRED_MAY = frozenset({Trigger.RUN_FAILED, Trigger.RUN_SUCCEEDED, Trigger.PAUSE, Trigger.REMOVE})
 
 
 class TakedownRefused(Exception):
@@ -88,6 +95,7 @@ class PluginStatus:
     takedown_message: str | None = None
     takedown_digest: str | None = None
     registered_at: datetime | None = None
+    retired: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -210,7 +218,7 @@ def _facts(conn: Connection, row: Mapping[str, Any], digest_shown: str | None = 
     )
 
 
-def _log(
+def log_move(
     conn: Connection,
     plugin_id: str,
     action: str,
@@ -222,6 +230,7 @@ def _log(
     version_id: int | None = None,
     detail: dict[str, Any] | None = None,
 ) -> None:
+    """Keep one move of the plug-in in its history, with who made it and when."""
     conn.execute(
         insert(moves).values(
             plugin_id=plugin_id,
@@ -269,7 +278,11 @@ def _apply(
     now: datetime,
     digest_shown: str | None = None,
 ) -> tuple[Move, int | None]:
-    """Apply the pure rule to the locked row and persist the move; returns the run request id."""
+    """Apply the pure rule to the locked row and persist the move; returns the run request id.
+    A retired plug-in takes no move but the outcome of a run already under way, a pause and a
+    removal: its runs stopped for good."""
+    if row.get("retired") and trigger not in _RETIRED_MAY:
+        raise PluginRetired(f"plug-in {row['id']} is retired: its runs stopped for good")
     before = State(row["state"]) if row["state"] else None
     move = next_state(before, trigger, _facts(conn, row, digest_shown))
     changes: dict[str, Any] = {"state": str(move.state)}
@@ -280,7 +293,7 @@ def _apply(
         version_id = row["approved_version_id"]
     conn.execute(update(plugins).where(plugins.c.id == row["id"]).values(**changes))
     if move.state != before or trigger not in (Trigger.RUN_FAILED, Trigger.RUN_SUCCEEDED):
-        _log(
+        log_move(
             conn,
             row["id"],
             str(trigger),
@@ -467,7 +480,7 @@ def roll_back(
     current = conn.execute(
         select(versions.c.version).where(versions.c.id == row["current_version_id"])
     ).scalar()
-    _log(
+    log_move(
         conn,
         plugin_id,
         str(Trigger.ROLL_BACK),
@@ -506,6 +519,19 @@ def remove(conn: Connection, plugin_id: str, *, by: str, now: datetime) -> None:
     _apply(conn, lock_plugin(conn, plugin_id), Trigger.REMOVE, by, now)
 
 
+def retire(conn: Connection, plugin_id: str, *, by: str, now: datetime) -> None:
+    """ "Listing of a published plug-in", Retire: runs stop for good (an Approved, Failing or
+    Pending plug-in becomes Paused, readers keep its records and see it is not updating, and
+    no approval, resume or new code moves it again). Retiring again does nothing."""
+    row = lock_plugin(conn, plugin_id)
+    if row["retired"]:
+        return
+    if row["state"] in (State.APPROVED, State.FAILING, State.PENDING) and row["ever_approved"]:
+        _apply(conn, row, Trigger.PAUSE, by, now)
+    conn.execute(update(plugins).where(plugins.c.id == plugin_id).values(retired=True))
+    log_move(conn, plugin_id, "retire", by, now)
+
+
 def record_run_outcome(
     conn: Connection, row: Mapping[str, Any], succeeded: bool, now: datetime
 ) -> State:
@@ -529,7 +555,7 @@ def record_retain_answer(
         .where(plugins.c.id == plugin_id)
         .values(retain=answer, retain_recorded_by=by, retain_recorded_at=now)
     )
-    _log(conn, plugin_id, "retain", by, now, detail={"from": row["retain"], "to": answer})
+    log_move(conn, plugin_id, "retain", by, now, detail={"from": row["retain"], "to": answer})
 
 
 def set_taken_down(
@@ -581,7 +607,7 @@ def set_taken_down(
         }
         detail = {"digest": kept}
     conn.execute(update(plugins).where(plugins.c.id == plugin_id).values(**values))
-    _log(conn, plugin_id, "takedown" if taken_down else "restore", by, now, detail=detail)
+    log_move(conn, plugin_id, "takedown" if taken_down else "restore", by, now, detail=detail)
 
 
 def set_shelved(conn: Connection, plugin_id: str, shelved: bool, *, by: str, now: datetime) -> None:
@@ -591,7 +617,7 @@ def set_shelved(conn: Connection, plugin_id: str, shelved: bool, *, by: str, now
     if bool(row["shelved"]) == shelved:
         return
     conn.execute(update(plugins).where(plugins.c.id == plugin_id).values(shelved=shelved))
-    _log(conn, plugin_id, "shelve" if shelved else "unshelve", by, now)
+    log_move(conn, plugin_id, "shelve" if shelved else "unshelve", by, now)
 
 
 _current = versions.alias("current_version")
@@ -634,6 +660,7 @@ def _status(row: RowMapping) -> PluginStatus:
         takedown_message=row["takedown_message"],
         takedown_digest=row["takedown_digest"],
         registered_at=row["registered_at"],
+        retired=bool(row["retired"]),
     )
 
 
@@ -664,7 +691,7 @@ def set_publisher(
         .where(plugins.c.id == plugin_id)
         .values(publisher_organization_id=organization_id)
     )
-    _log(
+    log_move(
         conn,
         plugin_id,
         "publisher",

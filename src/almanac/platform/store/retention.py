@@ -9,7 +9,7 @@ from datetime import datetime
 
 from sqlalchemy import Connection, delete, func, select, update
 
-from almanac.platform.store.plugins import _log, lock_plugin, mark_records_changed
+from almanac.platform.store.plugins import lock_plugin, log_move, mark_records_changed
 from almanac.platform.store.tables import held_series, plugins, records, revisions
 
 
@@ -65,7 +65,7 @@ def purge(
     mark_records_changed(conn, plugin_id)
     conn.execute(delete(held_series).where(held_series.c.plugin_id == plugin_id))
     conn.execute(update(plugins).where(plugins.c.id == plugin_id).values(held=False))
-    _log(
+    log_move(
         conn,
         plugin_id,
         "purge",

@@ -583,6 +583,8 @@ def _refuse_unless_writable(plugin: Mapping[str, Any], version_id: int) -> None:
         raise WriteRefused(f"plug-in {plugin['id']} is taken down: the write is refused")
     if plugin["state"] == State.REMOVED:
         raise WriteRefused(f"plug-in {plugin['id']} is removed: the write is refused")
+    if plugin["retired"]:
+        raise WriteRefused(f"plug-in {plugin['id']} is retired: the write is refused")
     if plugin["approved_version_id"] != version_id:
         raise WriteRefused(
             f"version {version_id} is not the approved version of plug-in {plugin['id']}"

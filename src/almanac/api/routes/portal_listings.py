@@ -1,0 +1,176 @@
+"""The portal's publishing moves (DECISIONS 10, `portal` area): publish an approved version,
+the published plug-ins' listings (unpublish, list again, retire with the typed id) and their
+history, the portal's notices, and the reports on the organization's plug-ins."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter
+
+from almanac.api.deps import Context, CurrentAccount, Db, Now
+from almanac.api.routes.portal import upload_out
+from almanac.api.routes.reader import report_out
+from almanac.api.schemas import RowIdPath
+from almanac.api.schemas.portal import (
+    ListingMoveOut,
+    ListingOut,
+    NoticeOut,
+    RetiredOut,
+    RetireIn,
+    UploadOut,
+)
+from almanac.api.schemas.reader import ReportOut
+from almanac.platform import audience
+from almanac.platform.mail import send_all
+from almanac.platform.publishing import listings, notices, publication
+from almanac.platform.publishing.listings import ListingView
+
+router = APIRouter(prefix="/portal", tags=["portal"])
+
+
+def listing_out(view: ListingView) -> ListingOut:
+    return ListingOut(
+        plugin_id=view.plugin_id,
+        organization_id=view.organization_id,
+        upload_id=view.upload_id,
+        version=view.version,
+        state=view.state,
+        listed=view.listed,
+        shelved=view.shelved,
+        taken_down=view.taken_down,
+        retired=view.retired,
+        in_store=view.in_store,
+        published_at=view.published_at,
+        retired_at=view.retired_at,
+        takedown_message=view.takedown_message,
+    )
+
+
+@router.post(
+    "/organizations/{organization_id}/uploads/{upload_id}/publish", response_model=UploadOut
+)
+def publish_upload(
+    organization_id: RowIdPath,
+    upload_id: RowIdPath,
+    account: CurrentAccount,
+    ctx: Context,
+    db: Db,
+    now: Now,
+) -> UploadOut:
+    """Publish an approved version (owners and admins): it becomes the plug-in's approved code
+    at once, its first run is requested, and the version published before is superseded.
+    409 STATE-CONFLICT unless approved; 409 REVIEW-CONTENT-CHANGED when it is not exactly the
+    content approved."""
+    published = publication.publish(db, organization_id, account, upload_id, now)
+    db.commit()
+    return upload_out(published, ctx.settings.base_url)
+
+
+@router.get("/organizations/{organization_id}/plugins", response_model=list[ListingOut])
+def published_plugins(
+    organization_id: RowIdPath, account: CurrentAccount, db: Db
+) -> list[ListingOut]:
+    """The organization's published plug-ins and their listings (members)."""
+    return [listing_out(v) for v in listings.organization_listings(db, organization_id, account)]
+
+
+@router.get("/organizations/{organization_id}/plugins/{plugin_id}", response_model=ListingOut)
+def published_plugin(
+    organization_id: RowIdPath, plugin_id: str, account: CurrentAccount, db: Db
+) -> ListingOut:
+    """One published plug-in's listing (members)."""
+    return listing_out(listings.show_listing(db, organization_id, account, plugin_id))
+
+
+@router.post(
+    "/organizations/{organization_id}/plugins/{plugin_id}/unpublish", response_model=ListingOut
+)
+def unpublish(
+    organization_id: RowIdPath, plugin_id: str, account: CurrentAccount, db: Db, now: Now
+) -> ListingOut:
+    """Unpublish (owners and admins): nobody new installs it; it keeps running for its
+    readers. Repeated, it does nothing."""
+    view = listings.unpublish(db, organization_id, account, plugin_id, now)
+    db.commit()
+    return listing_out(view)
+
+
+@router.post(
+    "/organizations/{organization_id}/plugins/{plugin_id}/relist", response_model=ListingOut
+)
+def relist(
+    organization_id: RowIdPath, plugin_id: str, account: CurrentAccount, db: Db, now: Now
+) -> ListingOut:
+    """List again after Unpublish (owners and admins); 409 LISTING-NOT-RELISTABLE after a
+    takedown, the service's shelf or retirement. Repeated, it does nothing."""
+    view = listings.relist(db, organization_id, account, plugin_id, now)
+    db.commit()
+    return listing_out(view)
+
+
+@router.post(
+    "/organizations/{organization_id}/plugins/{plugin_id}/retire", response_model=RetiredOut
+)
+def retire(
+    organization_id: RowIdPath,
+    plugin_id: str,
+    body: RetireIn,
+    account: CurrentAccount,
+    ctx: Context,
+    db: Db,
+    now: Now,
+) -> RetiredOut:
+    """Retire, typing the id in `confirm` (else PLG-RETIRE-CONFIRM): runs stop for good,
+    readers keep the records, the id is never used again, versions in review are withdrawn,
+    owners and admins are e-mailed."""
+    done = listings.retire(db, organization_id, account, plugin_id, body.confirm, now)
+    db.commit()
+    send_all(ctx.mailer, done.mails, now)
+    return RetiredOut(listing=listing_out(done.listing), withdrawn=list(done.withdrawn))
+
+
+@router.get(
+    "/organizations/{organization_id}/plugins/{plugin_id}/history",
+    response_model=list[ListingMoveOut],
+)
+def listing_history(
+    organization_id: RowIdPath, plugin_id: str, account: CurrentAccount, db: Db
+) -> list[ListingMoveOut]:
+    """Every move of the plug-in's listing, oldest first, with who made it (members)."""
+    return [
+        ListingMoveOut(action=m.action, by=m.by, at=m.at, detail=m.detail)
+        for m in listings.listing_history(db, organization_id, account, plugin_id)
+    ]
+
+
+@router.get(
+    "/organizations/{organization_id}/plugins/{plugin_id}/reports",
+    response_model=list[ReportOut],
+)
+def plugin_reports(
+    organization_id: RowIdPath, plugin_id: str, account: CurrentAccount, db: Db
+) -> list[ReportOut]:
+    """Every report on one of the organization's plug-ins, newest first, never who sent it
+    (owners and admins)."""
+    return [
+        report_out(r) for r in audience.publisher_reports(db, organization_id, account, plugin_id)
+    ]
+
+
+@router.get("/organizations/{organization_id}/notices", response_model=list[NoticeOut])
+def organization_notices(
+    organization_id: RowIdPath, account: CurrentAccount, db: Db
+) -> list[NoticeOut]:
+    """What the portal told the organization, newest first (members): each reviewer's
+    decision, each retirement."""
+    return [
+        NoticeOut(
+            id=n.id,
+            plugin_id=n.plugin_id,
+            upload_id=n.upload_id,
+            kind=n.kind,
+            subject=n.subject,
+            body=n.body,
+            at=n.at,
+        )
+        for n in notices.organization_notices(db, organization_id, account)
+    ]

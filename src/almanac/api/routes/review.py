@@ -1,0 +1,119 @@
+"""The review desk (DECISIONS 10, `review` area), for the service's reviewers: the queue in order
+of submission, a version with its file diffs, findings, review information, attestations and
+record diff, and the decision (approve, request changes, reject)."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter
+
+from almanac.api.deps import Context, CurrentAccount, Db, Now
+from almanac.api.routes.host_pages import findings
+from almanac.api.routes.portal import attestation_out, upload_out
+from almanac.api.schemas import RowIdPath
+from almanac.api.schemas.review import (
+    FileChangeOut,
+    ReviewDecisionIn,
+    ReviewDecisionOut,
+    ReviewedVersionOut,
+    ReviewQueueEntryOut,
+)
+from almanac.platform.mail import send_all
+from almanac.platform.publishing import desk
+
+router = APIRouter(prefix="/review", tags=["review"])
+
+
+def _decision_out(view: desk.DecisionView) -> ReviewDecisionOut:
+    return ReviewDecisionOut(
+        id=view.id,
+        upload_id=view.upload_id,
+        decision=view.decision,
+        reason=view.reason,
+        note=view.note,
+        reviewer=view.reviewer,
+        reviewed=view.reviewed,
+        decided_at=view.decided_at,
+    )
+
+
+@router.get("/queue", response_model=list[ReviewQueueEntryOut])
+def queue(account: CurrentAccount, db: Db, now: Now) -> list[ReviewQueueEntryOut]:
+    """Every version in review, oldest submission first, with how long it has waited."""
+    return [
+        ReviewQueueEntryOut(
+            upload_id=e.upload_id,
+            plugin_id=e.plugin_id,
+            version=e.version,
+            organization_id=e.organization_id,
+            organization=e.organization,
+            submitted_at=e.submitted_at,
+            waiting_seconds=int(e.waiting.total_seconds()),
+            update=e.update,
+        )
+        for e in desk.review_queue(db, account, now)
+    ]
+
+
+@router.get("/uploads/{upload_id}", response_model=ReviewedVersionOut)
+def reviewed_version(
+    upload_id: RowIdPath, account: CurrentAccount, ctx: Context, db: Db
+) -> ReviewedVersionOut:
+    """A submitted version as the desk shows it; its `reviewed` digest goes back with the
+    decision."""
+    found = desk.reviewed_version(db, account, upload_id)
+    base_url = ctx.settings.base_url
+    return ReviewedVersionOut(
+        upload=upload_out(found.upload, base_url),
+        organization=found.organization,
+        domain=found.domain,
+        domain_verified=found.domain_verified,
+        reviewed=found.reviewed,
+        publish_on_approval=found.publish_on_approval,
+        published_version=found.published_version,
+        files=[
+            FileChangeOut(
+                path=f.path,
+                change=f.change,
+                size=f.size,
+                published_size=f.published_size,
+                binary=f.binary,
+                diff=f.diff,
+            )
+            for f in found.files
+        ],
+        findings=findings(found.findings, base_url),
+        warnings=findings(found.warnings, base_url),
+        review=found.review,
+        attestations=[attestation_out(a) for a in found.attestations],
+        record_diff=None if found.record_diff is None else dict(found.record_diff),
+        decisions=[_decision_out(d) for d in found.decisions],
+    )
+
+
+@router.post("/uploads/{upload_id}/decision", response_model=ReviewDecisionOut)
+def decide(
+    upload_id: RowIdPath,
+    body: ReviewDecisionIn,
+    account: CurrentAccount,
+    ctx: Context,
+    db: Db,
+    now: Now,
+) -> ReviewDecisionOut:
+    """Approve, request changes or reject a version in review, with a reason and a note, naming
+    the `reviewed` digest the desk showed (409 REVIEW-CONTENT-CHANGED otherwise). A reviewer
+    from the publishing organization may not approve while another reviewer exists (403
+    REVIEW-SAME-ORGANIZATION). The organization's owners and admins are told by mail and in
+    the portal; a version submitted to be published on approval is published at once."""
+    done = desk.decide(
+        db,
+        account,
+        upload_id,
+        body.decision,
+        reason=body.reason,
+        note=body.note,
+        reviewed=body.reviewed,
+        now=now,
+    )
+    db.commit()
+    send_all(ctx.mailer, done.mails, now)
+    return _decision_out(done.decision)

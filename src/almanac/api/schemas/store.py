@@ -1,0 +1,49 @@
+"""Shapes of the store readers browse (`/api/v1/store`)."""
+
+from __future__ import annotations
+
+from datetime import date, datetime
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+
+class StoreEntryOut(BaseModel):
+    """A plug-in as the store lists it, in the reader's language."""
+
+    plugin_id: str
+    name: str
+    tagline: str
+    category: str
+    publisher_domain: str | None
+    verified: bool = Field(description="the publisher's domain carries the verified mark")
+    icon: str | None = Field(description="address of the listing's icon (PNG)")
+    installed: bool
+
+
+class StoreExampleDayOut(BaseModel):
+    """A listing example: its caption and the day as a reader sees it."""
+
+    date: date
+    caption: str
+    day: dict[str, Any] = Field(description="the day's {date, sections}, as /reader/days draws")
+
+
+class StorePageOut(BaseModel):
+    """A plug-in's store page."""
+
+    entry: StoreEntryOut
+    description: str
+    keywords: list[str]
+    links: dict[str, Any]
+    sources: list[dict[str, Any]] = Field(
+        description="per source: name, title, page, licence {name, url}"
+    )
+    examples: list[StoreExampleDayOut]
+    schedule: str
+    timezone: str
+    version: str
+    last_success: datetime | None
+    listing_state: str = Field(description="listed, unlisted, shelved, taken-down or retired")
+    in_store: bool
+    takedown_message: str | None

@@ -1,0 +1,274 @@
+"""The store readers browse ("What the service does" 5; "Listing"): published, listed, public
+plug-ins found by words and category, each plug-in's page, and installing (the reader's
+`plugins.<id>.shown` preference: readers install a plug-in, never a version)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import date, datetime
+from typing import Any
+
+from sqlalchemy import func, select
+from sqlalchemy.orm import Session
+
+from almanac.platform.accounts.errors import InvalidInput
+from almanac.platform.accounts.models import Account
+from almanac.platform.audience.preferences import set_shown, shown_key, shown_of
+from almanac.platform.audience.visibility import (
+    ReadablePlugin,
+    not_found,
+    readable_plugin,
+    visible_plugins,
+)
+from almanac.platform.contract.listing import CATEGORIES
+from almanac.platform.contract.pack import read_pack
+from almanac.platform.publishing.domains import current_domain
+from almanac.platform.publishing.listings import ListingView, listing_view
+from almanac.platform.publishing.models import PortalUpload, StoreListing
+from almanac.platform.publishing.uploads import RECORDS_FILE
+from almanac.platform.reader.names import pick_name
+from almanac.platform.reader.render import Day, render_days
+from almanac.platform.store.tables import runs
+
+CONTEXT_FILE = "fixtures/context.json"
+
+
+@dataclass(frozen=True, slots=True)
+class StoreEntry:
+    """A plug-in as the store lists it, in the reader's language."""
+
+    plugin_id: str
+    name: str
+    tagline: str
+    category: str
+    publisher_domain: str | None
+    verified: bool
+    has_icon: bool
+    installed: bool
+
+
+@dataclass(frozen=True, slots=True)
+class ExampleDay:
+    """A listing example: its caption and the day drawn as a reader sees it."""
+
+    date: date
+    caption: str
+    day: Day
+
+
+@dataclass(frozen=True, slots=True)
+class StorePage:
+    """Everything a plug-in's store page shows. `listing_state` is listed, unlisted, shelved,
+    taken-down or retired; a taken-down plug-in carries its public message."""
+
+    entry: StoreEntry
+    description: str
+    keywords: tuple[str, ...]
+    links: Mapping[str, Any]
+    sources: tuple[Mapping[str, Any], ...]
+    examples: tuple[ExampleDay, ...]
+    schedule: str
+    timezone: str
+    version: str
+    last_success: datetime | None
+    listing_state: str
+    in_store: bool
+    takedown_message: str | None
+
+
+def _check_category(category: str | None) -> None:
+    if category is not None and category not in CATEGORIES:
+        raise InvalidInput(f"category: {category!r} is not one of {', '.join(CATEGORIES)}")
+
+
+def _words(text: str) -> list[str]:
+    return [w for w in text.casefold().split() if w]
+
+
+def _names(value: Any) -> list[str]:
+    return [v for v in value.values() if isinstance(v, str)] if isinstance(value, dict) else []
+
+
+def _haystack(listing: Mapping[str, Any], readable: ReadablePlugin, domain: str | None) -> str:
+    parts = [readable.id, domain or "", str(listing.get("category", ""))]
+    parts += _names(readable.manifest_doc.get("name"))
+    parts += _names(listing.get("tagline")) + _names(listing.get("description"))
+    parts += [k for k in listing.get("keywords", []) if isinstance(k, str)]
+    return " ".join(parts).casefold()
+
+
+def _entry(
+    db: Session,
+    listing: StoreListing,
+    readable: ReadablePlugin,
+    language: str,
+    installed: bool,
+) -> StoreEntry:
+    doc = listing.listing or {}
+    domain = current_domain(db, listing.organization_id)
+    name = pick_name(readable.manifest_doc.get("name"), language) or readable.id
+    return StoreEntry(
+        plugin_id=readable.id,
+        name=name,
+        tagline=pick_name(doc.get("tagline"), language) or "",
+        category=str(doc.get("category", "")),
+        publisher_domain=None if domain is None else domain.domain,
+        verified=domain is not None and domain.verified,
+        has_icon=listing.icon is not None,
+        installed=installed,
+    )
+
+
+def _published(db: Session, reader: Account) -> list[tuple[StoreListing, ReadablePlugin]]:
+    readable = {p.id: p for p in visible_plugins(db, reader) if p.audience == "public"}
+    rows = db.scalars(
+        select(StoreListing)
+        .where(StoreListing.plugin_id.in_(list(readable)))
+        .order_by(StoreListing.plugin_id)
+    )
+    return [(row, readable[row.plugin_id]) for row in rows]
+
+
+def search_store(
+    db: Session,
+    reader: Account,
+    *,
+    words: str | None = None,
+    category: str | None = None,
+    language: str = "en",
+) -> list[StoreEntry]:
+    """The plug-ins in the store (published, listed, public, not shelved, taken down or
+    retired), by id; `words` must each occur in the plug-in's id, names, tagline,
+    description, keywords, category or publisher domain (any language, case ignored);
+    `category` one of the store's categories (else REQUEST-INVALID)."""
+    _check_category(category)
+    wanted = _words(words or "")
+    found = []
+    pairs = _published(db, reader)
+    views = {listing.plugin_id: listing_view(db, listing) for listing, _ in pairs}
+    shown = shown_of(db, reader, [readable for _, readable in pairs])
+    for listing, readable in pairs:
+        if not views[readable.id].in_store or listing.listing is None:
+            continue
+        if category is not None and listing.category != category:
+            continue
+        domain = current_domain(db, listing.organization_id)
+        haystack = _haystack(listing.listing, readable, None if domain is None else domain.domain)
+        if any(word not in haystack for word in wanted):
+            continue
+        found.append(_entry(db, listing, readable, language, shown[readable.id].shown))
+    return found
+
+
+def _example_days(
+    listing: StoreListing, readable: ReadablePlugin, language: str, db: Session
+) -> list[ExampleDay]:
+    """The listing's example days drawn from the published version's fixture records by the
+    readers' own renderer, as a reader whose today is the fixtures' today sees them."""
+    doc = listing.listing or {}
+    examples = [e for e in doc.get("examples", []) if isinstance(e, dict)]
+    if not examples:
+        return []
+    upload = db.get(PortalUpload, listing.upload_id)
+    assert upload is not None
+    files = read_pack(upload.archive).files
+    records = [
+        json.loads(line)
+        for line in files.get(RECORDS_FILE, b"").decode("utf-8", "replace").splitlines()
+        if line.strip()
+    ]
+    context = json.loads(files[CONTEXT_FILE]) if CONTEXT_FILE in files else {}
+    days = []
+    for example in examples:
+        day = date.fromisoformat(str(example["date"]))
+        today = str(context.get("today", day.isoformat()))
+        drawn = render_days(
+            readable.manifest, records, from_date=day, to_date=day, today=today, language=language
+        )
+        caption = pick_name(example.get("caption"), language) or ""
+        days.append(ExampleDay(day, caption, drawn[0]))
+    return days
+
+
+def _last_success(db: Session, plugin_id: str) -> datetime | None:
+    at: datetime | None = db.scalar(
+        select(func.max(runs.c.ended_at)).where(
+            runs.c.plugin_id == plugin_id, runs.c.outcome == "success"
+        )
+    )
+    return at
+
+
+@dataclass(frozen=True, slots=True)
+class _Visible:
+    listing: StoreListing
+    readable: ReadablePlugin
+    view: ListingView
+    installed: bool
+
+
+def _visible(db: Session, reader: Account, plugin_id: str) -> _Visible:
+    """A plug-in's store page is seen when it is in the store, and by a reader who installed
+    it even when it is no longer listed; NOT-FOUND otherwise, as for an unknown id."""
+    listing = db.get(StoreListing, plugin_id)
+    if listing is None or listing.listing is None:
+        raise not_found(plugin_id)
+    readable = readable_plugin(db, reader, plugin_id)
+    if readable.audience != "public":
+        raise not_found(plugin_id)
+    view = listing_view(db, listing)
+    installed = shown_of(db, reader, [readable])[plugin_id].shown
+    if not view.in_store and not installed:
+        raise not_found(plugin_id)
+    return _Visible(listing, readable, view, installed)
+
+
+def store_page(db: Session, reader: Account, plugin_id: str, language: str = "en") -> StorePage:
+    """A plug-in's store page (see `_visible` for who sees it): a reader who installed a plug-in
+    no longer listed sees that it is unlisted, or the public message of its takedown."""
+    seen = _visible(db, reader, plugin_id)
+    listing, readable = seen.listing, seen.readable
+    doc = listing.listing or {}
+    upload = db.get(PortalUpload, listing.upload_id)
+    assert upload is not None
+    manifest = readable.manifest
+    return StorePage(
+        entry=_entry(db, listing, readable, language, seen.installed),
+        description=pick_name(doc.get("description"), language) or "",
+        keywords=tuple(k for k in doc.get("keywords", []) if isinstance(k, str)),
+        links=doc.get("links", {}),
+        sources=tuple(s for s in doc.get("sources", []) if isinstance(s, dict)),
+        examples=tuple(_example_days(listing, readable, language, db)),
+        schedule=manifest.schedule,
+        timezone=manifest.timezone,
+        version=upload.version,
+        last_success=_last_success(db, plugin_id),
+        listing_state=seen.view.state,
+        in_store=seen.view.in_store,
+        takedown_message=seen.view.takedown_message,
+    )
+
+
+def store_icon(db: Session, reader: Account, plugin_id: str) -> bytes:
+    """The listing's icon (PNG) of a plug-in whose store page the reader may see."""
+    icon = _visible(db, reader, plugin_id).listing.icon
+    if icon is None:
+        raise not_found(plugin_id)
+    return icon
+
+
+def install(
+    db: Session, reader: Account, plugin_id: str, now: datetime, language: str = "en"
+) -> StorePage:
+    """Install: the reader's `shown` becomes true. Only a plug-in in the store is newly
+    installed (STORE-NOT-LISTED for an unlisted, shelved, taken-down or retired one the reader
+    has not installed); installing it again changes nothing."""
+    set_shown(db, reader, {shown_key(plugin_id): True}, now)
+    return store_page(db, reader, plugin_id, language)
+
+
+def uninstall(db: Session, reader: Account, plugin_id: str, now: datetime) -> None:
+    """Uninstall: the reader's `shown` becomes false (their records stay with the plug-in)."""
+    set_shown(db, reader, {shown_key(plugin_id): False}, now)

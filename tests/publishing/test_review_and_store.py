@@ -1,0 +1,520 @@
+"""Review, publishing, the listing's moves and the store over HTTP, on the live app with real
+PostgreSQL and decision mail through a real SMTP server on loopback: the desk's queue and
+version page, each decision with its reason, the same-organization reviewer rule, an approval
+binding exactly the reviewed content, publish and publish-on-approval, unpublish, list again,
+retire and the host's shelf and takedown with their effect on install, the store and runs, and
+the store's search and categories.
+
+As in test_submission.py, the domain proof, invitation and agreement are set up through their
+domain functions and the locked-room checks marked passed (`room_checks_done`); the real checks
+and the real run after publishing are in test_publish_end_to_end.py."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from datetime import timedelta
+from typing import Any
+
+import httpx
+import pytest
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from almanac.platform import accounts
+from almanac.platform.mail import MailSettings, SmtpMailer
+from almanac.platform.publishing.models import ReviewInformation
+from almanac.platform.store.tables import plugins, requests
+from tests.api.conftest import Api, assert_problem, live_api
+from tests.api.test_host import UK, folder_files, zip_of
+from tests.api.test_mail import Inbox, smtp  # noqa: F401  (fixture)
+from tests.publishing.test_submission import (
+    files_with,
+    may_submit,
+    ready,
+)
+from tests.publishing.test_uploads import (  # noqa: F401  (fixture)
+    Publisher,
+    new_org,
+    publisher,
+    room_checks_done,
+)
+
+V1 = "/api/v1"
+REVIEW = f"{V1}/review"
+STORE = f"{V1}/store"
+
+
+@pytest.fixture
+def api(smtp, live_server, pg_engine, passwords) -> Iterator[Api]:  # noqa: F811
+    """The live app with its mail going to the loopback SMTP server."""
+    _, port = smtp
+    mailer = SmtpMailer(MailSettings(smtp_host="127.0.0.1", smtp_port=port))
+    with live_api(live_server, pg_engine, passwords, mailer=mailer) as made:
+        yield made
+
+
+@pytest.fixture
+def pub(publisher: Publisher) -> Publisher:  # noqa: F811
+    may_submit(publisher)
+    return publisher
+
+
+def reviewer(api: Api, email: str) -> httpx.Client:
+    client = api.signed_in(email)
+    with Session(api.engine) as db:
+        accounts.grant_staff_role(db, email, "reviewer", api.clock())
+        db.commit()
+    return client
+
+
+def in_review(pub: Publisher, files: dict[str, bytes], **body: Any) -> int:
+    made = ready(pub, files)
+    done = pub.owner.post(f"{pub.uploads}/{made}/submit", json=body or None)
+    assert done.status_code == 200, done.text
+    return made
+
+
+def desk(client: httpx.Client, upload_id: int) -> dict:
+    shown = client.get(f"{REVIEW}/uploads/{upload_id}")
+    assert shown.status_code == 200, shown.text
+    return shown.json()
+
+
+def decide(
+    client: httpx.Client, upload_id: int, decision: str, reviewed: str, **extra: str
+) -> httpx.Response:
+    body = {"decision": decision, "reason": extra.pop("reason", "looks right"), **extra}
+    return client.post(
+        f"{REVIEW}/uploads/{upload_id}/decision", json={**body, "reviewed": reviewed}
+    )
+
+
+def approved(pub: Publisher, rev: httpx.Client, files: dict[str, bytes], **body: Any) -> int:
+    upload_id = in_review(pub, files, **body)
+    done = decide(rev, upload_id, "approve", desk(rev, upload_id)["reviewed"])
+    assert done.status_code == 200, done.text
+    return upload_id
+
+
+def publish(pub: Publisher, upload_id: int) -> httpx.Response:
+    return pub.owner.post(f"{pub.uploads}/{upload_id}/publish")
+
+
+def listing_url(pub: Publisher, plugin_id: str = UK) -> str:
+    return f"{V1}/portal/organizations/{pub.org}/plugins/{plugin_id}"
+
+
+def plugin_row(pub: Publisher, plugin_id: str = UK) -> dict:
+    with pub.api.engine.connect() as conn:
+        row = conn.execute(select(plugins).where(plugins.c.id == plugin_id)).mappings().one()
+        return dict(row)
+
+
+def mails_to(inbox: Inbox, address: str) -> list[str]:
+    return [m["Subject"] for rcpt, m in inbox.messages if address in rcpt]
+
+
+def test_the_queue_and_a_version_on_the_desk(pub: Publisher) -> None:
+    rev = reviewer(pub.api, "rev@service.example")
+    first = in_review(pub, files_with("bank-holidays-a"))
+    pub.api.clock.advance(timedelta(minutes=30))
+    second = in_review(pub, files_with("bank-holidays-b"))
+    pub.api.clock.advance(timedelta(minutes=15))
+    queue = rev.get(f"{REVIEW}/queue").json()
+    assert [(e["upload_id"], e["waiting_seconds"]) for e in queue] == [
+        (first, 45 * 60),
+        (second, 15 * 60),
+    ]
+    assert queue[0]["organization"] == "Bank" and queue[0]["update"] is False
+    # Only reviewers use the desk; a publisher does not read another's submission there.
+    assert_problem(pub.owner.get(f"{REVIEW}/queue"), 403, "FORBIDDEN")
+    assert_problem(pub.owner.get(f"{REVIEW}/uploads/{first}"), 403, "FORBIDDEN")
+    shown = desk(rev, first)
+    assert shown["upload"]["plugin_id"] == "bank-holidays-a"
+    assert shown["reviewed"].startswith("sha256:") and len(shown["reviewed"]) == 71
+    assert shown["domain"] == "example.org" and shown["domain_verified"] is True
+    assert shown["published_version"] is None
+    # A first version: every file is added, with its text as the diff.
+    files = {f["path"]: f for f in shown["files"]}
+    assert set(files) == set(files_with("bank-holidays-a"))
+    assert {f["change"] for f in files.values()} == {"added"}
+    assert "+" in files["fetch.mjs"]["diff"] and files["fetch.mjs"]["binary"] is False
+    assert shown["review"]["examples"] and len(shown["attestations"]) == 5
+    assert shown["findings"] == [] and shown["decisions"] == []
+
+
+def test_an_update_shows_each_file_diff_against_the_published_version(pub: Publisher) -> None:
+    rev = reviewer(pub.api, "rev@service.example")
+    published = approved(pub, rev, files_with())
+    assert publish(pub, published).status_code == 200
+    update_files = files_with(version="1.1.0", releaseNotes={"en": "A comment."})
+    update_files["fetch.mjs"] = b"// a comment\n" + update_files["fetch.mjs"]
+    upload_id = in_review(pub, update_files)
+    shown = desk(rev, upload_id)
+    assert shown["published_version"] == "1.0.0"
+    files = {f["path"]: f for f in shown["files"]}
+    assert files["fetch.mjs"]["change"] == "changed"
+    assert "+// a comment" in files["fetch.mjs"]["diff"]
+    assert files["fetch.mjs"]["diff"].startswith("--- published/fetch.mjs")
+    assert files["plugin.json"]["change"] == "changed"
+    assert files["listing/icon.png"]["binary"] is True
+    assert files["listing/icon.png"]["change"] == "same"
+    assert files["fixtures/records.jsonl"]["change"] == "same"
+    assert [e["update"] for e in rev.get(f"{REVIEW}/queue").json()] == [True]
+
+
+def test_each_decision_keeps_its_reason_and_tells_owners_and_admins(
+    pub: Publisher,
+    smtp: tuple[Inbox, int],  # noqa: F811
+) -> None:
+    inbox, _ = smtp
+    pub.api.signed_in("admin@bank.example")
+    added = pub.owner.post(
+        f"{V1}/organizations/{pub.org}/members",
+        json={"email": "admin@bank.example", "role": "admin"},
+    )
+    assert added.status_code == 201, added.text
+    rev = reviewer(pub.api, "rev@service.example")
+    upload_id = in_review(pub, files_with("bank-holidays-c"))
+    reviewed = desk(rev, upload_id)["reviewed"]
+    # A reason is required; the note is free text.
+    missing = rev.post(
+        f"{REVIEW}/uploads/{upload_id}/decision",
+        json={"decision": "approve", "reason": "", "reviewed": reviewed},
+    )
+    assert missing.status_code == 422
+    sent_back = decide(
+        rev, upload_id, "request-changes", reviewed, reason="example day 3", note="Check May 2."
+    )
+    assert sent_back.status_code == 200, sent_back.text
+    kept = sent_back.json()
+    assert kept["decision"] == "request-changes" and kept["reason"] == "example day 3"
+    assert kept["note"] == "Check May 2." and kept["reviewer"] == "rev@service.example"
+    upload = pub.owner.get(f"{pub.uploads}/{upload_id}").json()
+    assert upload["state"] == "changes_requested"
+    inbox.wait(2)
+    subject = "Review of bank-holidays-c 1.0.0: sent back with changes requested"
+    assert mails_to(inbox, "owner@bank.example") == [subject]
+    assert mails_to(inbox, "admin@bank.example") == [subject]
+    body = next(m for _, m in inbox.messages).get_payload()
+    assert "Reason: example day 3" in body and "Check May 2." in body
+    notices = pub.owner.get(f"{V1}/portal/organizations/{pub.org}/notices").json()
+    assert [(n["kind"], n["subject"], n["upload_id"]) for n in notices] == [
+        ("review-request-changes", subject, upload_id)
+    ]
+    # Deciding again on a version no longer in review is refused.
+    assert_problem(decide(rev, upload_id, "approve", reviewed), 409, "STATE-CONFLICT")
+    # Sent back, the publisher may submit it again; then a rejection and an approval.
+    assert pub.owner.post(f"{pub.uploads}/{upload_id}/submit").status_code == 200
+    reviewed = desk(rev, upload_id)["reviewed"]
+    rejected = decide(rev, upload_id, "reject", reviewed, reason="not a public source")
+    assert rejected.status_code == 200
+    assert pub.owner.get(f"{pub.uploads}/{upload_id}").json()["state"] == "rejected"
+    assert_problem(pub.owner.post(f"{pub.uploads}/{upload_id}/submit"), 409, "STATE-CONFLICT")
+    other = approved(pub, rev, files_with("bank-holidays-d"))
+    assert pub.owner.get(f"{pub.uploads}/{other}").json()["state"] == "approved"
+    inbox.wait(6)
+    assert mails_to(inbox, "owner@bank.example")[1:] == [
+        "Review of bank-holidays-c 1.0.0: rejected",
+        "Review of bank-holidays-d 1.0.0: approved",
+    ]
+    decisions = desk(rev, upload_id)["decisions"]
+    assert [d["decision"] for d in decisions] == ["request-changes", "reject"]
+
+
+def test_a_reviewer_from_the_publishing_organization_approves_only_when_nobody_else_can(
+    pub: Publisher,
+) -> None:
+    inside = reviewer(pub.api, "insider@bank.example")
+    added = pub.owner.post(
+        f"{V1}/organizations/{pub.org}/members",
+        json={"email": "insider@bank.example", "role": "member"},
+    )
+    assert added.status_code == 201, added.text
+    upload_id = in_review(pub, files_with("bank-holidays-e"))
+    reviewed = desk(inside, upload_id)["reviewed"]
+    # Alone, the insider is the only reviewer who can: the approval stands.
+    # With another reviewer outside the organization, the insider may not approve.
+    outside = reviewer(pub.api, "outsider@service.example")
+    refused = decide(inside, upload_id, "approve", reviewed)
+    assert_problem(refused, 403, "REVIEW-SAME-ORGANIZATION")
+    assert pub.owner.get(f"{pub.uploads}/{upload_id}").json()["state"] == "in_review"
+    # Requesting changes is not approving.
+    assert decide(inside, upload_id, "request-changes", reviewed).status_code == 200
+    assert pub.owner.post(f"{pub.uploads}/{upload_id}/submit").status_code == 200
+    assert decide(outside, upload_id, "approve", reviewed).status_code == 200
+    lone = in_review(pub, files_with("bank-holidays-f"))
+    with Session(pub.api.engine) as db:
+        accounts.revoke_staff_role(
+            db,
+            accounts.find_account(db, "outsider@service.example").id,  # type: ignore[union-attr]
+            "reviewer",
+            pub.api.clock(),
+        )
+        db.commit()
+    done = decide(inside, lone, "approve", desk(inside, lone)["reviewed"])
+    assert done.status_code == 200, done.text
+
+
+def test_an_approval_binds_exactly_the_reviewed_content(pub: Publisher) -> None:
+    rev = reviewer(pub.api, "rev@service.example")
+    first = in_review(pub, files_with())
+    seen = desk(rev, first)["reviewed"]
+    # A newer upload takes its place in review: deciding on what was read is refused.
+    newer_files = files_with(version="1.0.1")
+    newer_files["fetch.mjs"] = b"// newer\n" + newer_files["fetch.mjs"]
+    newer = in_review(pub, newer_files)
+    assert_problem(decide(rev, first, "approve", seen), 409, "STATE-CONFLICT")
+    assert_problem(decide(rev, newer, "approve", seen), 409, "REVIEW-CONTENT-CHANGED")
+    current = desk(rev, newer)["reviewed"]
+    assert current != seen
+    assert decide(rev, newer, "approve", current).status_code == 200
+    # Approved, the content is fixed; changed anyway behind the portal's back, it is not
+    # published.
+    assert_problem(
+        pub.owner.put(f"{pub.uploads}/{newer}/review", json={"notes": "x"}), 409, "STATE-CONFLICT"
+    )
+    review = json.loads(folder_files(UK)["review.json"])
+    with Session(pub.api.engine) as db:
+        db.add(
+            ReviewInformation(
+                upload_id=newer,
+                document={**review, "notes": "changed after review"},
+                sent_by="owner@bank.example",
+                sent_at=pub.api.clock(),
+            )
+        )
+        db.commit()
+    assert_problem(publish(pub, newer), 409, "REVIEW-CONTENT-CHANGED")
+    with pub.api.engine.connect() as conn:
+        kept = conn.execute(select(plugins.c.id).where(plugins.c.id == UK)).first()
+    assert kept is None, "nothing was published"
+
+
+def test_publish_makes_the_version_the_approved_code_and_supersedes_the_last(
+    pub: Publisher,
+) -> None:
+    rev = reviewer(pub.api, "rev@service.example")
+    first = approved(pub, rev, files_with())
+    # Only an approved version is published, by owners and admins.
+    in_review_only = in_review(pub, files_with("bank-holidays-g"))
+    assert_problem(publish(pub, in_review_only), 409, "STATE-CONFLICT")
+    done = publish(pub, first)
+    assert done.status_code == 200, done.text
+    assert done.json()["state"] == "published"
+    assert done.json()["published_by"] == "owner@bank.example"
+    row = plugin_row(pub)
+    assert row["state"] == "approved" and row["publisher_organization_id"] == pub.org
+    with pub.api.engine.connect() as conn:
+        started = (
+            conn.execute(select(requests.c.trigger).where(requests.c.plugin_id == UK))
+            .scalars()
+            .all()
+        )
+    assert started == ["first"], "the first run is requested at once: live within minutes"
+    assert_problem(publish(pub, first), 409, "STATE-CONFLICT")
+    # The next version is uploaded, checked and reviewed while the published one keeps
+    # running (its state and approved code do not move).
+    update_files = files_with(version="1.1.0", releaseNotes={"en": "Faster."})
+    update_files["fetch.mjs"] = b"// 1.1.0\n" + update_files["fetch.mjs"]
+    nxt = in_review(pub, update_files)
+    assert plugin_row(pub)["state"] == "approved"
+    assert plugin_row(pub)["approved_version_id"] == row["approved_version_id"]
+    # Published automatically on approval, as chosen when it was submitted.
+    pub.owner.post(f"{pub.uploads}/{nxt}/withdraw")
+    update_files["fetch.mjs"] = b"// 1.1.1\n" + update_files["fetch.mjs"]
+    update_files["plugin.json"] = json.dumps(
+        {**json.loads(update_files["plugin.json"]), "version": "1.1.1"}
+    ).encode()
+    auto = in_review(pub, update_files, publish_on_approval=True)
+    assert pub.owner.get(f"{pub.uploads}/{auto}").json()["publish_on_approval"] is True
+    assert decide(rev, auto, "approve", desk(rev, auto)["reviewed"]).status_code == 200
+    shown = pub.owner.get(f"{pub.uploads}/{auto}").json()
+    assert shown["state"] == "published"
+    assert shown["published_by"] == "owner@bank.example (published on approval)"
+    assert pub.owner.get(f"{pub.uploads}/{first}").json()["state"] == "superseded"
+    after = plugin_row(pub)
+    assert (
+        after["state"] == "approved" and after["approved_version_id"] != row["approved_version_id"]
+    )
+    history = pub.owner.get(f"{listing_url(pub)}/history").json()
+    assert [(m["action"], m["by"]) for m in history] == [
+        ("publish", "owner@bank.example"),
+        ("publish", "owner@bank.example (published on approval)"),
+    ]
+
+
+def test_listing_moves_and_their_effect_on_install_the_store_and_runs(pub: Publisher) -> None:
+    api = pub.api
+    rev = reviewer(api, "rev@service.example")
+    assert publish(pub, approved(pub, rev, files_with())).status_code == 200
+    reader = api.signed_in("reader@example.net")
+    newcomer = api.signed_in("newcomer@example.net")
+    found = reader.get(f"{STORE}/plugins").json()
+    assert [e["plugin_id"] for e in found] == [UK]
+    assert found[0]["verified"] is True and found[0]["publisher_domain"] == "example.org"
+    installed = reader.post(f"{STORE}/plugins/{UK}/install")
+    assert installed.status_code == 200, installed.text
+    assert installed.json()["entry"]["installed"] is True
+    prefs = reader.get(f"{V1}/reader/preferences").json()
+    assert prefs["shown"] == [UK]
+    # Unpublish: nobody new installs it; it stays, marked unlisted, for its reader; it runs.
+    moved = pub.owner.post(f"{listing_url(pub)}/unpublish")
+    assert moved.status_code == 200 and moved.json()["state"] == "unlisted"
+    again = pub.owner.post(f"{listing_url(pub)}/unpublish")
+    assert again.json() == moved.json()
+    assert reader.get(f"{STORE}/plugins").json() == []
+    assert_problem(newcomer.post(f"{STORE}/plugins/{UK}/install"), 409, "STORE-NOT-LISTED")
+    assert_problem(
+        newcomer.put(
+            f"{V1}/reader/preferences", json={"preferences": {f"plugins.{UK}.shown": True}}
+        ),
+        409,
+        "STORE-NOT-LISTED",
+    )
+    assert_problem(newcomer.get(f"{STORE}/plugins/{UK}"), 404, "NOT-FOUND")
+    page = reader.get(f"{STORE}/plugins/{UK}").json()
+    assert page["listing_state"] == "unlisted" and page["entry"]["installed"] is True
+    assert reader.get(f"{V1}/reader/plugins/{UK}").json()["unlisted"] is True
+    assert reader.post(f"{STORE}/plugins/{UK}/install").status_code == 200
+    assert plugin_row(pub)["state"] == "approved"
+    # List again; repeated, nothing more.
+    relisted = pub.owner.post(f"{listing_url(pub)}/relist")
+    assert relisted.json()["state"] == "listed"
+    assert pub.owner.post(f"{listing_url(pub)}/relist").json() == relisted.json()
+    assert reader.get(f"{V1}/reader/plugins/{UK}").json()["unlisted"] is False
+    # The host's shelf acts on the same listing; only the service lists it again.
+    operator = api.signed_in("op@service.example", operator=True)
+    assert operator.post(f"{V1}/host/plugins/{UK}/take-off-shelf").status_code in (200, 204)
+    assert pub.owner.get(listing_url(pub)).json()["state"] == "shelved"
+    assert_problem(pub.owner.post(f"{listing_url(pub)}/relist"), 409, "LISTING-NOT-RELISTABLE")
+    assert reader.get(f"{STORE}/plugins").json() == []
+    assert operator.post(f"{V1}/host/plugins/{UK}/put-on-shelf").status_code in (200, 204)
+    assert [e["plugin_id"] for e in newcomer.get(f"{STORE}/plugins").json()] == [UK]
+    # A takedown shows its public message to the readers who installed it.
+    down = operator.post(
+        f"{V1}/host/plugins/{UK}/takedown",
+        json={"reason": "licence", "note": "private", "message": "Withdrawn by the service."},
+    )
+    assert down.status_code in (200, 204), down.text
+    page = reader.get(f"{STORE}/plugins/{UK}").json()
+    assert page["listing_state"] == "taken-down"
+    assert page["takedown_message"] == "Withdrawn by the service."
+    assert_problem(pub.owner.post(f"{listing_url(pub)}/relist"), 409, "LISTING-NOT-RELISTABLE")
+    history = [m["action"] for m in pub.owner.get(f"{listing_url(pub)}/history").json()]
+    assert history == ["publish", "unpublish", "relist", "shelve", "unshelve", "takedown"]
+
+
+def test_retire_stops_runs_for_good_and_withdraws_what_is_in_review(
+    pub: Publisher,
+    smtp: tuple[Inbox, int],  # noqa: F811
+) -> None:
+    inbox, _ = smtp
+    api = pub.api
+    rev = reviewer(api, "rev@service.example")
+    assert publish(pub, approved(pub, rev, files_with())).status_code == 200
+    reader = api.signed_in("reader@example.net")
+    assert reader.post(f"{STORE}/plugins/{UK}/install").status_code == 200
+    update_files = files_with(version="1.1.0", releaseNotes={"en": "More."})
+    update_files["fetch.mjs"] = b"// more\n" + update_files["fetch.mjs"]
+    pending = in_review(pub, update_files)
+    # Typing another id, or none, is refused; nothing changes.
+    wrong = pub.owner.post(f"{listing_url(pub)}/retire", json={"confirm": "uk-bank"})
+    assert_problem(wrong, 422, "PLG-RETIRE-CONFIRM")
+    assert plugin_row(pub)["retired"] is False
+    done = pub.owner.post(f"{listing_url(pub)}/retire", json={"confirm": UK})
+    assert done.status_code == 200, done.text
+    assert done.json()["listing"]["state"] == "retired"
+    assert done.json()["withdrawn"] == [pending]
+    assert pub.owner.get(f"{pub.uploads}/{pending}").json()["state"] == "withdrawn"
+    row = plugin_row(pub)
+    assert row["retired"] is True and row["state"] == "paused"
+    inbox.wait(1)
+    assert mails_to(inbox, "owner@bank.example")[-1] == f"Retired: {UK}"
+    # The reader keeps its records (the plug-in stays readable, not updating).
+    shown = reader.get(f"{V1}/reader/plugins/{UK}").json()
+    assert shown["status"] == "paused" and shown["shown"] is True
+    # Runs stop for good: no resume, no approval at the host; the id is never used again.
+    operator = api.signed_in("op@service.example", operator=True)
+    assert_problem(operator.post(f"{V1}/host/plugins/{UK}/resume"), 409, "STATE-CONFLICT")
+    refused = pub.send(zip_of(update_files, top=UK))
+    assert_problem(refused, 409, "PLG-ID-RETIRED")
+    assert_problem(pub.owner.post(f"{listing_url(pub)}/relist"), 409, "LISTING-NOT-RELISTABLE")
+    assert_problem(pub.owner.post(f"{listing_url(pub)}/unpublish"), 409, "STATE-CONFLICT")
+    assert reader.get(f"{STORE}/plugins").json() == []
+    again = pub.owner.post(f"{listing_url(pub)}/retire", json={"confirm": UK})
+    assert again.status_code == 200 and again.json()["withdrawn"] == []
+
+
+def test_store_search_by_words_and_category_in_the_readers_language(pub: Publisher) -> None:
+    rev = reviewer(pub.api, "rev@service.example")
+    for plugin_id, category, keyword in (
+        ("bank-holidays-h", "holidays", "bunting"),
+        ("exchange-rates-h", "finance", "sterling"),
+    ):
+        files = files_with(plugin_id)
+        listing = json.loads(files["listing.json"])
+        listing["category"] = category
+        listing["keywords"] = [keyword]
+        listing["tagline"] = {"en": f"{keyword} days", "es": f"días de {keyword}"}
+        files["listing.json"] = json.dumps(listing).encode()
+        assert publish(pub, approved(pub, rev, files)).status_code == 200
+    reader = pub.api.signed_in("reader@example.net")
+
+    def ids(**query: str) -> list[str]:
+        found = reader.get(f"{STORE}/plugins", params=query)
+        assert found.status_code == 200, found.text
+        return [e["plugin_id"] for e in found.json()]
+
+    assert ids() == ["bank-holidays-h", "exchange-rates-h"]
+    assert ids(category="finance") == ["exchange-rates-h"]
+    assert ids(category="holidays") == ["bank-holidays-h"]
+    assert ids(category="sports") == []
+    assert ids(q="STERLING") == ["exchange-rates-h"]
+    assert ids(q="bunting days") == ["bank-holidays-h"]
+    assert ids(q="bunting sterling") == []
+    assert ids(q="example.org") == ["bank-holidays-h", "exchange-rates-h"]
+    assert_problem(
+        reader.get(f"{STORE}/plugins", params={"category": "gossip"}), 422, "REQUEST-INVALID"
+    )
+    assert "holidays" in reader.get(f"{STORE}/categories").json()
+    spanish = reader.get(f"{STORE}/plugins", params={"language": "es", "q": "bunting"}).json()
+    assert spanish[0]["tagline"] == "días de bunting"
+    page = reader.get(f"{STORE}/plugins/bank-holidays-h", params={"language": "es"}).json()
+    assert page["entry"]["tagline"] == "días de bunting"
+    assert page["sources"] and page["sources"][0]["licence"]["name"]
+    assert page["schedule"] == "0 6 * * *" and page["timezone"] == "Europe/London"
+    assert page["last_success"] is None and page["entry"]["installed"] is False
+    # The example days are drawn by the readers' renderer from the fixture records.
+    listing = json.loads(files_with()["listing.json"])
+    assert [e["date"] for e in page["examples"]] == [e["date"] for e in listing["examples"]]
+    for example in page["examples"]:
+        day = example["day"]
+        assert day["date"] == example["date"]
+        assert day["sections"] and day["sections"][0]["plugin"] == "bank-holidays-h"
+    icon = reader.get(f"{STORE}/plugins/bank-holidays-h/icon.png")
+    assert icon.status_code == 200 and icon.headers["content-type"] == "image/png"
+    assert icon.content == files_with()["listing/icon.png"]
+    # A private plug-in never reaches the store; an unknown one is NOT-FOUND.
+    assert_problem(reader.get(f"{STORE}/plugins/nothing-here"), 404, "NOT-FOUND")
+
+
+def test_publishers_read_reports_on_their_plugins_never_who_sent_them(pub: Publisher) -> None:
+    rev = reviewer(pub.api, "rev@service.example")
+    assert publish(pub, approved(pub, rev, files_with())).status_code == 200
+    reader = pub.api.signed_in("reader@example.net")
+    filed = reader.post(
+        f"{V1}/reader/plugins/{UK}/reports",
+        json={"category": "wrong-data", "note": "Boxing Day is wrong", "day": "2022-12-26"},
+    )
+    assert filed.status_code == 201, filed.text
+    found = pub.owner.get(f"{listing_url(pub)}/reports")
+    assert found.status_code == 200, found.text
+    [report] = found.json()
+    assert report["note"] == "Boxing Day is wrong" and report["category"] == "wrong-data"
+    assert "reader@example.net" not in found.text and "account" not in json.dumps(report)
+    outsider, other = new_org(pub.api, "someone@else.example", "Else")
+    assert_problem(
+        outsider.get(f"{V1}/portal/organizations/{other}/plugins/{UK}/reports"), 404, "NOT-FOUND"
+    )
