@@ -314,6 +314,11 @@ def test_publish_makes_the_version_the_approved_code_and_supersedes_the_last(
         )
     assert started == ["first"], "the first run is requested at once: live within minutes"
     assert_problem(publish(pub, first), 409, "STATE-CONFLICT")
+    assert_problem(pub.owner.post(f"{pub.uploads}/{first}/withdraw"), 409, "STATE-CONFLICT")
+    # An approved version withdrawn is never published.
+    spare = approved(pub, rev, files_with("bank-holidays-w"))
+    assert pub.owner.post(f"{pub.uploads}/{spare}/withdraw").json()["state"] == "withdrawn"
+    assert_problem(publish(pub, spare), 409, "STATE-CONFLICT")
     # The next version is uploaded, checked and reviewed while the published one keeps
     # running (its state and approved code do not move).
     update_files = files_with(version="1.1.0", releaseNotes={"en": "Faster."})

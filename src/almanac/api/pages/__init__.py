@@ -1,7 +1,8 @@
-"""The web pages served by the same app as the API (issue 18, first part): readers' calendar,
-sign-in and sign-up, and the operators' host pages, drawn with Jinja2 from the same domain
-functions the API routes call. `install_pages(app)` adds their routes, their static files at
-/static and the handlers that answer a page's refusal as a page."""
+"""The web pages served by the same app as the API: readers' calendar and store, sign-in and
+sign-up, the publishers' portal, the reviewers' desk and the operators' host pages, drawn with
+Jinja2 from the same domain functions the API routes call. `install_pages(app)` adds their
+routes, their static files at /static and the handlers that answer a page's refusal as a
+page."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from fastapi import FastAPI, Request
 from fastapi.responses import Response
 from fastapi.staticfiles import StaticFiles
 
-from almanac.api.pages import account, host, reader
+from almanac.api.pages import account, host, portal, reader, review, store
 from almanac.api.pages.common import (
     STATIC,
     PageRefused,
@@ -20,9 +21,9 @@ from almanac.api.pages.common import (
 
 
 def install_pages(app: FastAPI) -> None:
-    """Page routes at /, /calendar, /signin, /signup, /signout and /host; CSS and the small
-    script at /static."""
-    for area in (account, reader, host):
+    """Page routes at /, /calendar, /signin, /signup, /signout, /store, /portal, /review and
+    /host; CSS and the small script at /static."""
+    for area in (account, reader, host, store, portal, review):
         app.include_router(area.router)
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
 

@@ -274,7 +274,7 @@ async def _archive(request: Request) -> bytes:
 
 
 @contextmanager
-def _code_refusals() -> Iterator[None]:
+def code_refusals() -> Iterator[None]:
     """A refused archive or code: 413 for PLG-ZIP-TOO-LARGE, else 422, with every finding."""
     try:
         yield
@@ -361,7 +361,7 @@ def upload_version(
     # embedded default; the upload's own transaction follows.
     uploads.require_uploader(db, organization_id, account)
     db.commit()
-    with _code_refusals():
+    with code_refusals():
         examined = uploads.examine(archive)
         answer = uploads.upload(db, organization_id, account, examined, now)
     db.commit()
@@ -423,7 +423,7 @@ def rerun_checks(
     now: Now,
 ) -> UploadOut:
     """Re-run the checks of an upload (owners and admins; PLG-QUOTA-CHECKING applies)."""
-    with _code_refusals():
+    with code_refusals():
         found = uploads.rerun_checks(db, organization_id, account, upload_id, now)
     db.commit()
     return upload_out(found, ctx.settings.base_url)
@@ -468,7 +468,7 @@ def send_review_information(
     takes the place of the upload's review.json; the checks run again (PLG-QUOTA-CHECKING
     applies). Refused: PLG-REVIEW-INVALID (422, every finding); STATE-CONFLICT for an upload
     withdrawn, in review or being checked."""
-    with _code_refusals():
+    with code_refusals():
         found = submission.send_review_information(
             db, organization_id, account, upload_id, document, now
         )

@@ -1,0 +1,383 @@
+"""The publishers' portal at /portal: an organization's domain proof (the exact TXT record and
+file, and "check now"), invitation and agreement, reserved ids, uploads with their checks'
+progress and findings, an upload's record diff, review information, attestations, submit with
+every reason it is refused, publish and withdraw, and each published plug-in's listing
+(unpublish, list again, retire with the typed id), history, reports, last five runs and the
+portal's notices. Every move calls the domain function its `/api/v1/portal` route calls."""
+
+from __future__ import annotations
+
+import json
+from urllib.parse import quote
+
+from fastapi import APIRouter, Request
+from fastapi.responses import Response
+from starlette.datastructures import UploadFile
+
+from almanac.api.deps import Context, Db, Now
+from almanac.api.pages.common import (
+    Form,
+    PageAccount,
+    PageRefused,
+    redirect,
+    refusals,
+    render,
+    text_field,
+)
+from almanac.api.routes.portal import code_refusals
+from almanac.api.schemas.portal import DomainIn, PluginIdIn, RetireIn
+from almanac.platform import accounts, audience
+from almanac.platform.contract.pack import MAX_ARCHIVE_BYTES
+from almanac.platform.mail import send_all
+from almanac.platform.publishing import (
+    agreement,
+    domains,
+    gate,
+    ids,
+    listings,
+    notices,
+    publication,
+    submission,
+    uploads,
+)
+from almanac.platform.publishing.models import Attestation, UploadState
+from almanac.platform.publishing.roles import require_member
+from almanac.platform.publishing.submission import ATTESTATION_WORDS
+from almanac.platform.store.reading import last_runs
+
+router = APIRouter(prefix="/portal", include_in_schema=False)
+
+DONE = {
+    "domain": "Domain named: publish the TXT record or the file below, then check now.",
+    "checked": "Checked: see what each way found below.",
+    "agreement": "Agreement accepted.",
+    "reserved": "Id reserved for the organization.",
+    "uploaded": "Uploaded: its checks run now.",
+    "review": "Review information sent: the checks run again.",
+    "attested": "Attestations made.",
+    "submitted": "Submitted for review.",
+    "published": "Published: it runs within minutes and readers move to it.",
+    "withdrawn": "Withdrawn.",
+    "rechecks": "Its checks run again.",
+    "unpublish": "Unpublished: nobody new can install it; its readers keep it.",
+    "relist": "Listed again.",
+    "retire": "Retired: its runs stopped for good; its owners and admins were e-mailed.",
+    "organization": "Organization made.",
+}
+
+
+@router.get("")
+def home(request: Request, account: PageAccount, db: Db, done: str = "") -> Response:
+    """The organizations the person belongs to, and a form to make one."""
+    mine = accounts.organizations_of(db, account)
+    context = {"title": "Portal", "organizations": mine, "done": DONE.get(done)}
+    return render(request, "portal_home.html", context, account=account)
+
+
+@router.post("/organizations")
+def make_organization(form: Form, account: PageAccount, db: Db, now: Now) -> Response:
+    with refusals():
+        made = accounts.create_organization(db, account, text_field(form, "name"), now)
+    db.commit()
+    return redirect(f"/portal/{made.id}?done=organization")
+
+
+@router.get("/{organization_id}")
+def organization(
+    request: Request,
+    organization_id: int,
+    account: PageAccount,
+    db: Db,
+    ctx: Context,
+    now: Now,
+    done: str = "",
+) -> Response:
+    """Everything of one organization's publishing on one page."""
+    with refusals():
+        require_member(db, organization_id, account)
+        found = accounts.visible_organization(db, organization_id, account)
+        context = {
+            "title": f"{found.name} · Portal",
+            "org": found,
+            "domain": domains.current_domain(db, organization_id),
+            "gate": gate.submission_gate(db, organization_id, now),
+            "in_effect": agreement.version_in_effect(db, now),
+            "accepted": agreement.organization_acceptances(db, organization_id, account),
+            "ids": ids.organization_ids(db, organization_id, account),
+            "uploads": uploads.organization_uploads(db, organization_id, account),
+            "published": listings.organization_listings(db, organization_id, account),
+            "notices": notices.organization_notices(db, organization_id, account)[:10],
+            "base_url": ctx.settings.base_url,
+            "done": DONE.get(done),
+        }
+    return render(request, "portal_organization.html", context, account=account)
+
+
+def _back(organization_id: int, done: str, anchor: str = "") -> Response:
+    return redirect(f"/portal/{organization_id}?done={done}{anchor}")
+
+
+@router.post("/{organization_id}/domain")
+def name_domain(
+    organization_id: int, form: Form, account: PageAccount, db: Db, now: Now
+) -> Response:
+    with refusals():
+        body = DomainIn(domain=text_field(form, "domain"))
+        domains.name_domain(db, organization_id, account, body.domain, now)
+    db.commit()
+    return _back(organization_id, "domain", "#domain")
+
+
+@router.post("/{organization_id}/domain/check")
+def check_domain(
+    organization_id: int, form: Form, account: PageAccount, db: Db, ctx: Context, now: Now
+) -> Response:
+    with refusals():
+        domains.check_now(db, organization_id, account, ctx.domain_prover, now)
+    db.commit()
+    return _back(organization_id, "checked", "#domain")
+
+
+@router.post("/{organization_id}/agreement")
+def accept_agreement(
+    organization_id: int, form: Form, account: PageAccount, db: Db, now: Now
+) -> Response:
+    with refusals():
+        version = int(text_field(form, "version") or 0)
+        agreement.accept(db, organization_id, account, version, now)
+    db.commit()
+    return _back(organization_id, "agreement", "#agreement")
+
+
+@router.post("/{organization_id}/ids")
+def reserve_id(
+    organization_id: int, form: Form, account: PageAccount, db: Db, now: Now
+) -> Response:
+    with refusals():
+        body = PluginIdIn(id=text_field(form, "id"))
+        ids.reserve_id(db, organization_id, account, body.id, now)
+    db.commit()
+    return _back(organization_id, "reserved", "#ids")
+
+
+@router.post("/{organization_id}/uploads")
+async def upload(
+    organization_id: int, form: Form, account: PageAccount, db: Db, now: Now
+) -> Response:
+    """The pack chosen in the form's file field, checked as the API's upload route checks it."""
+    sent = form.get("archive")
+    if not isinstance(sent, UploadFile):
+        raise PageRefused(422, "REQUEST-INVALID", "archive: choose the pack (.zip) to upload")
+    archive = await sent.read(MAX_ARCHIVE_BYTES * 2)
+    with refusals(), code_refusals():
+        uploads.require_uploader(db, organization_id, account)
+        answer = uploads.upload(db, organization_id, account, uploads.examine(archive), now)
+    db.commit()
+    return redirect(f"/portal/{organization_id}/uploads/{answer.upload.id}?done=uploaded")
+
+
+@router.get("/{organization_id}/uploads/{upload_id}")
+def upload_page(
+    request: Request,
+    organization_id: int,
+    upload_id: int,
+    account: PageAccount,
+    db: Db,
+    ctx: Context,
+    now: Now,
+    done: str = "",
+    refused: str = "",
+) -> Response:
+    """One upload: checks (a checking upload's page refreshes itself), findings, record diff,
+    review information, attestations, and the moves its state allows."""
+    with refusals():
+        found = uploads.show_upload(db, organization_id, account, upload_id)
+        review = submission.review_information(db, organization_id, account, upload_id)
+        made = submission.attestations(db, organization_id, account, upload_id)
+        row = uploads.upload_row(db, organization_id, upload_id)
+        reasons = (
+            gate.submission_reasons(db, row, now)
+            if found.state in (UploadState.CHECKED, UploadState.CHANGES_REQUESTED)
+            else ()
+        )
+    context = {
+        "title": f"{found.plugin_id} {found.version} · Portal",
+        "org_id": organization_id,
+        "u": found,
+        "review": review,
+        "review_text": None
+        if review.document is None
+        else json.dumps(review.document, indent=2, ensure_ascii=False),
+        "diff_text": None
+        if found.record_diff is None
+        else json.dumps(found.record_diff, indent=2, ensure_ascii=False),
+        "made": {a.attestation.value: a for a in made},
+        "attestations": [(a.value, ATTESTATION_WORDS[a]) for a in Attestation],
+        "reasons": reasons,
+        "base_url": ctx.settings.base_url,
+        "refresh": found.state is UploadState.CHECKING,
+        "done": DONE.get(done),
+    }
+    return render(request, "portal_upload.html", context, account=account)
+
+
+def _to_upload(organization_id: int, upload_id: int, done: str) -> Response:
+    return redirect(f"/portal/{organization_id}/uploads/{upload_id}?done={done}")
+
+
+@router.post("/{organization_id}/uploads/{upload_id}/review")
+def send_review(
+    organization_id: int, upload_id: int, form: Form, account: PageAccount, db: Db, now: Now
+) -> Response:
+    try:
+        document = json.loads(text_field(form, "document"))
+    except ValueError as error:
+        raise PageRefused(
+            422, "PLG-REVIEW-INVALID", f"document: not JSON ({error.args[0]})"
+        ) from None
+    with refusals(), code_refusals():
+        submission.send_review_information(db, organization_id, account, upload_id, document, now)
+    db.commit()
+    return _to_upload(organization_id, upload_id, "review")
+
+
+@router.post("/{organization_id}/uploads/{upload_id}/attestations")
+def attest(
+    organization_id: int, upload_id: int, form: Form, account: PageAccount, db: Db, now: Now
+) -> Response:
+    chosen = [Attestation(v) for v in form.getlist("attestation") if v in set(Attestation)]
+    if not chosen:
+        raise PageRefused(422, "REQUEST-INVALID", "attestation: tick at least one")
+    with refusals():
+        submission.attest(db, organization_id, account, upload_id, chosen, now)
+    db.commit()
+    return _to_upload(organization_id, upload_id, "attested")
+
+
+@router.post("/{organization_id}/uploads/{upload_id}/submit")
+def submit(
+    request: Request,
+    organization_id: int,
+    upload_id: int,
+    form: Form,
+    account: PageAccount,
+    db: Db,
+    now: Now,
+) -> Response:
+    """Submit; a refusal lists every reason on the page, as the API's SUBMIT-REFUSED does."""
+    with refusals():
+        try:
+            submission.submit(
+                db,
+                organization_id,
+                account,
+                upload_id,
+                now,
+                publish_on_approval=form.get("publish_on_approval") == "yes",
+            )
+        except submission.SubmitRefused as refused:
+            lines = "; ".join(f"{p.code}: {p.message}" for p in refused.reasons)
+            raise PageRefused(409, "SUBMIT-REFUSED", f"Not submitted. {lines}") from None
+    db.commit()
+    return _to_upload(organization_id, upload_id, "submitted")
+
+
+@router.post("/{organization_id}/uploads/{upload_id}/publish")
+def publish(
+    organization_id: int, upload_id: int, form: Form, account: PageAccount, db: Db, now: Now
+) -> Response:
+    with refusals(), code_refusals():
+        publication.publish(db, organization_id, account, upload_id, now)
+    db.commit()
+    return _to_upload(organization_id, upload_id, "published")
+
+
+@router.post("/{organization_id}/uploads/{upload_id}/withdraw")
+def withdraw(
+    organization_id: int, upload_id: int, form: Form, account: PageAccount, db: Db, now: Now
+) -> Response:
+    with refusals():
+        uploads.withdraw(db, organization_id, account, upload_id, now)
+    db.commit()
+    return _to_upload(organization_id, upload_id, "withdrawn")
+
+
+@router.post("/{organization_id}/uploads/{upload_id}/checks")
+def rerun(
+    organization_id: int, upload_id: int, form: Form, account: PageAccount, db: Db, now: Now
+) -> Response:
+    with refusals(), code_refusals():
+        uploads.rerun_checks(db, organization_id, account, upload_id, now)
+    db.commit()
+    return _to_upload(organization_id, upload_id, "rechecks")
+
+
+@router.get("/{organization_id}/plugins/{plugin_id}")
+def plugin_page(
+    request: Request,
+    organization_id: int,
+    plugin_id: str,
+    account: PageAccount,
+    db: Db,
+    done: str = "",
+) -> Response:
+    """A published plug-in: its listing and moves, history, reports and last five runs."""
+    with refusals():
+        listing = listings.show_listing(db, organization_id, account, plugin_id)
+        history = listings.listing_history(db, organization_id, account, plugin_id)
+        try:
+            reports = audience.publisher_reports(db, organization_id, account, plugin_id)
+        except accounts.Forbidden:
+            reports = None
+    context = {
+        "title": f"{plugin_id} · Portal",
+        "org_id": organization_id,
+        "listing": listing,
+        "history": history,
+        "reports": reports,
+        "runs": last_runs(db.connection(), plugin_id),
+        "done": DONE.get(done),
+    }
+    return render(request, "portal_plugin.html", context, account=account)
+
+
+def _to_plugin(organization_id: int, plugin_id: str, done: str) -> Response:
+    return redirect(f"/portal/{organization_id}/plugins/{quote(plugin_id)}?done={done}")
+
+
+@router.post("/{organization_id}/plugins/{plugin_id}/unpublish")
+def unpublish(
+    organization_id: int, plugin_id: str, form: Form, account: PageAccount, db: Db, now: Now
+) -> Response:
+    with refusals():
+        listings.unpublish(db, organization_id, account, plugin_id, now)
+    db.commit()
+    return _to_plugin(organization_id, plugin_id, "unpublish")
+
+
+@router.post("/{organization_id}/plugins/{plugin_id}/relist")
+def relist(
+    organization_id: int, plugin_id: str, form: Form, account: PageAccount, db: Db, now: Now
+) -> Response:
+    with refusals():
+        listings.relist(db, organization_id, account, plugin_id, now)
+    db.commit()
+    return _to_plugin(organization_id, plugin_id, "relist")
+
+
+@router.post("/{organization_id}/plugins/{plugin_id}/retire")
+def retire(
+    organization_id: int,
+    plugin_id: str,
+    form: Form,
+    account: PageAccount,
+    db: Db,
+    ctx: Context,
+    now: Now,
+) -> Response:
+    with refusals():
+        body = RetireIn(confirm=text_field(form, "confirm"))
+        done = listings.retire(db, organization_id, account, plugin_id, body.confirm, now)
+    db.commit()
+    send_all(ctx.mailer, done.mails, now)
+    return _to_plugin(organization_id, plugin_id, "retire")

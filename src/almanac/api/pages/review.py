@@ -1,0 +1,99 @@
+"""The review desk's pages at /review, for the service's reviewers: the queue with waiting times,
+a version (its file diffs against the published version, findings, warnings, review
+information, attestations, record diff, earlier decisions) and the decision form, over the
+same `desk` functions the `/api/v1/review` routes call."""
+
+from __future__ import annotations
+
+import json
+
+from fastapi import APIRouter, Request
+from fastapi.responses import Response
+
+from almanac.api.deps import Context, Db, Now
+from almanac.api.pages.common import Form, PageAccount, redirect, refusals, render, text_field
+from almanac.api.schemas.review import ReviewDecisionIn
+from almanac.platform.mail import send_all
+from almanac.platform.publishing import desk
+
+router = APIRouter(prefix="/review", include_in_schema=False)
+
+DECISIONS = {
+    "approve": "Approve",
+    "request-changes": "Request changes",
+    "reject": "Reject",
+}
+
+
+def waiting_words(seconds: float) -> str:
+    """How long a version waited, as a person says it: 2 d 3 h, 5 h 10 min, 12 min."""
+    minutes = int(seconds // 60)
+    days, minutes = divmod(minutes, 24 * 60)
+    hours, minutes = divmod(minutes, 60)
+    if days:
+        return f"{days} d {hours} h"
+    if hours:
+        return f"{hours} h {minutes} min"
+    return f"{minutes} min"
+
+
+@router.get("")
+def queue(request: Request, account: PageAccount, db: Db, now: Now) -> Response:
+    with refusals():
+        entries = desk.review_queue(db, account, now)
+    context = {
+        "title": "Review",
+        "entries": entries,
+        "waiting": {e.upload_id: waiting_words(e.waiting.total_seconds()) for e in entries},
+    }
+    return render(request, "review_queue.html", context, account=account)
+
+
+@router.get("/uploads/{upload_id}")
+def version(
+    request: Request, upload_id: int, account: PageAccount, db: Db, ctx: Context, done: str = ""
+) -> Response:
+    with refusals():
+        found = desk.reviewed_version(db, account, upload_id)
+    context = {
+        "title": f"{found.upload.plugin_id} {found.upload.version} · Review",
+        "v": found,
+        "review_text": None
+        if found.review is None
+        else json.dumps(found.review, indent=2, ensure_ascii=False),
+        "diff_text": None
+        if found.record_diff is None
+        else json.dumps(found.record_diff, indent=2, ensure_ascii=False),
+        "decisions": DECISIONS,
+        "base_url": ctx.settings.base_url,
+        "done": "Decision recorded; the publisher was told." if done == "decided" else None,
+    }
+    return render(request, "review_version.html", context, account=account)
+
+
+@router.post("/uploads/{upload_id}/decision")
+def decide(
+    upload_id: int, form: Form, account: PageAccount, db: Db, ctx: Context, now: Now
+) -> Response:
+    with refusals():
+        body = ReviewDecisionIn.model_validate(
+            {
+                "decision": text_field(form, "decision"),
+                "reason": text_field(form, "reason"),
+                "note": text_field(form, "note"),
+                "reviewed": text_field(form, "reviewed"),
+            }
+        )
+        done = desk.decide(
+            db,
+            account,
+            upload_id,
+            body.decision,
+            reason=body.reason,
+            note=body.note,
+            reviewed=body.reviewed,
+            now=now,
+        )
+    db.commit()
+    send_all(ctx.mailer, done.mails, now)
+    return redirect(f"/review/uploads/{upload_id}?done=decided")

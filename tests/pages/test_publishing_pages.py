@@ -1,0 +1,119 @@
+"""The publishing pages clicked through in Chromium as each role would: a publisher uploads a
+pack in the portal, makes the attestations and submits; a reviewer approves on the desk; the
+publisher publishes; a reader finds it in the store and installs it; the publisher unpublishes
+and retires it with the typed id. Then every one of these pages passes axe at both widths.
+The locked-room checks are marked passed (`room_checks_done`), as in the API tests."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from playwright.sync_api import expect
+
+from tests.api.conftest import Api
+from tests.api.test_host import UK, empty_plugin_tables, zip_of
+from tests.pages.conftest import PHONE, Browsing, session_cookie
+from tests.pages.test_accessibility import scan
+from tests.pages.test_reader_pages import shot
+from tests.publishing.test_review_and_store import reviewer
+from tests.publishing.test_submission import files_with, may_submit
+from tests.publishing.test_uploads import Publisher, new_org, room_checks_done
+
+
+def test_upload_review_publish_install_and_retire_in_the_pages(
+    papi: Api, browsing: Browsing, tmp_path: Path
+) -> None:
+    empty_plugin_tables(papi.engine)
+    owner, org = new_org(papi, "owner@bank.example", "Bank")
+    pub = Publisher(papi, owner, org)
+    may_submit(pub)
+    pack = tmp_path / f"{UK}-1.0.0.zip"
+    pack.write_bytes(zip_of(files_with(), top=UK))
+
+    publisher = browsing.page(cookie=session_cookie(owner))
+    publisher.goto("/portal")
+    publisher.get_by_role("link", name="Bank").click()
+    expect(publisher.get_by_role("heading", name="Bank", level=1)).to_be_visible()
+    expect(
+        publisher.get_by_text("The organization may submit versions for review.")
+    ).to_be_visible()
+    publisher.get_by_label("Pack (.zip made by almanac-plugin.mjs pack)").set_input_files(str(pack))
+    publisher.get_by_role("button", name="Upload").click()
+    expect(publisher.get_by_role("heading", name=f"{UK} 1.0.0")).to_be_visible()
+    expect(publisher.get_by_text("Uploaded: its checks run now.")).to_be_visible()
+    assert publisher.locator('meta[http-equiv="refresh"]').count() == 1
+    upload_url = publisher.url
+    room_checks_done(pub)
+    publisher.reload()
+    assert publisher.locator('meta[http-equiv="refresh"]').count() == 0
+    for box in publisher.get_by_role("checkbox").all()[:5]:
+        box.check()
+    publisher.get_by_role("button", name="Make the ticked attestations").click()
+    expect(publisher.get_by_text("Attestations made.")).to_be_visible()
+    shot(publisher, "portal-upload-ready")
+    publisher.get_by_role("button", name="Submit for review").click()
+    expect(publisher.get_by_text("Submitted for review.")).to_be_visible()
+    expect(publisher.locator(".facts").get_by_text("in review")).to_be_visible()
+
+    rev = reviewer(papi, "rev@service.example")
+    desk = browsing.page(cookie=session_cookie(rev))
+    desk.goto("/review")
+    desk.get_by_role("link", name=UK).click()
+    expect(desk.get_by_role("heading", name=f"{UK} 1.0.0")).to_be_visible()
+    expect(desk.locator("summary code", has_text="fetch.mjs")).to_be_visible()
+    desk.get_by_label("Approve").check()
+    desk.get_by_label("Reason").fill("Matches the holder's own list")
+    desk.get_by_role("button", name="Record the decision").click()
+    expect(desk.get_by_text("Decision recorded; the publisher was told.")).to_be_visible()
+    expect(desk.get_by_text("Matches the holder's own list")).to_be_visible()
+
+    publisher.goto(upload_url)
+    publisher.get_by_role("button", name="Publish").click()
+    expect(publisher.get_by_text("Published: it runs within minutes")).to_be_visible()
+
+    reader = papi.signed_in("reader@example.net")
+    store = browsing.page(cookie=session_cookie(reader), size=PHONE)
+    store.goto("/store")
+    store.get_by_label("Find plug-ins").fill("bank holidays")
+    store.get_by_role("button", name="Search").click()
+    store.locator("ul.cards").get_by_role("link").first.click()
+    expect(store.get_by_role("heading", name="Example days")).to_be_visible()
+    store.get_by_role("button", name="Install").click()
+    expect(store.get_by_text("Installed: it is on your calendar.")).to_be_visible()
+    shot(store, "store-page-installed")
+    prefs = reader.get("/api/v1/reader/preferences").json()
+    assert prefs["shown"] == [UK]
+
+    publisher.goto(f"/portal/{org}/plugins/{UK}")
+    publisher.get_by_role("button", name="Unpublish").click()
+    expect(publisher.get_by_text("Unpublished: nobody new can install it")).to_be_visible()
+    store.reload()
+    expect(
+        store.get_by_text("it stays on your calendar, but nobody new can install it")
+    ).to_be_visible()
+    publisher.get_by_label("Retire").fill("not-the-id")
+    publisher.get_by_role("button", name="Retire").click()
+    expect(publisher.get_by_text("PLG-RETIRE-CONFIRM")).to_be_visible()
+    publisher.go_back()
+    publisher.get_by_label("Retire").fill(UK)
+    publisher.get_by_role("button", name="Retire").click()
+    expect(publisher.get_by_text("Retired: its runs stopped for good")).to_be_visible()
+    expect(publisher.get_by_text("retire by owner@bank.example")).to_be_visible()
+
+    pages = [
+        (session_cookie(reader), "/store", "store-list"),
+        (session_cookie(reader), f"/store/{UK}", "store-page"),
+        (session_cookie(owner), "/portal", "portal-home"),
+        (session_cookie(owner), f"/portal/{org}", "portal-organization"),
+        (session_cookie(owner), upload_url.split(papi.base_url, 1)[1], "portal-upload"),
+        (session_cookie(owner), f"/portal/{org}/plugins/{UK}", "portal-plugin"),
+        (session_cookie(rev), "/review", "review-queue"),
+        (
+            session_cookie(rev),
+            "/review/uploads/" + upload_url.rsplit("/", 1)[1].split("?")[0],
+            "review-version",
+        ),
+    ]
+    problems = [p for cookie, path, name in pages for p in scan(browsing, cookie, path, name)]
+    assert problems == []
+    empty_plugin_tables(papi.engine)
