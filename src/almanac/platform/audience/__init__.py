@@ -15,6 +15,7 @@ from almanac.platform.audience.days import (
     plugin_records,
     read_days,
     read_days_json,
+    shown_plugins,
 )
 from almanac.platform.audience.models import ReportCategory
 from almanac.platform.audience.preferences import (
@@ -35,6 +36,7 @@ from almanac.platform.audience.readers import (
 from almanac.platform.audience.reports import ReportView, file_report, plugin_reports
 from almanac.platform.audience.visibility import (
     ReadablePlugin,
+    public_plugin,
     readable_plugin,
     visible_plugins,
 )
@@ -60,6 +62,7 @@ __all__ = [
     "file_report",
     "plugin_records",
     "plugin_reports",
+    "public_plugin",
     "read_days",
     "read_days_json",
     "readable_plugin",
@@ -69,5 +72,6 @@ __all__ = [
     "set_shown",
     "shown_key",
     "shown_of",
+    "shown_plugins",
     "visible_plugins",
 ]
