@@ -33,6 +33,7 @@ ACCOUNT_TABLES = (
     "agreement_versions",
     "plugin_id_bindings",
     # Rows of readers and reports point at accounts and organizations: they go first.
+    "reader_feeds",
     "reports",
     "reader_shown_preferences",
     "organization_shown_defaults",

@@ -17,6 +17,7 @@ from almanac.api.problems import install_problem_handlers, problem_response
 from almanac.api.redact import install_access_log_redaction
 from almanac.api.routes import (
     auth,
+    feeds,
     host,
     host_readers,
     invitations,
@@ -163,6 +164,8 @@ def create_app(
     v1.include_router(store.router)
     v1.include_router(reader.router)
     v1.include_router(host_readers.router)
+    v1.include_router(feeds.reader_router)
+    v1.include_router(feeds.router)
     app.include_router(v1)
     app.include_router(invitations.router, prefix="/api")
     app.include_router(public.router)

@@ -15,6 +15,7 @@ from almanac.platform.audience.days import (
     plugin_records,
     read_days,
     read_days_json,
+    shown_plugins,
 )
 from almanac.platform.audience.models import ReportCategory
 from almanac.platform.audience.preferences import (
@@ -40,6 +41,7 @@ from almanac.platform.audience.reports import (
 )
 from almanac.platform.audience.visibility import (
     ReadablePlugin,
+    public_plugin,
     readable_plugin,
     visible_plugins,
 )
@@ -65,6 +67,7 @@ __all__ = [
     "file_report",
     "plugin_records",
     "plugin_reports",
+    "public_plugin",
     "publisher_reports",
     "read_days",
     "read_days_json",
@@ -75,5 +78,6 @@ __all__ = [
     "set_shown",
     "shown_key",
     "shown_of",
+    "shown_plugins",
     "visible_plugins",
 ]

@@ -20,10 +20,10 @@ import json
 import re
 import threading
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Hashable, Sequence
 from dataclasses import dataclass, replace
 from datetime import date, datetime, timedelta
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 from sqlalchemy import Connection, Row
 from sqlalchemy.orm import Session
@@ -100,15 +100,20 @@ def compact_json(value: Any) -> bytes:
     ).encode("utf-8")
 
 
+def shown_plugins(db: Session, account: Account) -> list[ReadablePlugin]:
+    """The plug-ins the account reads and shows (rule 1), by id: the ones its days draw."""
+    readable = visible_plugins(db, account)
+    shown = shown_of(db, account, readable)
+    return [p for p in readable if shown[p.id].shown]
+
+
 def _shown_plugins(
     db: Session, account: Account, first: date, last: date, language: str
 ) -> list[ReadablePlugin]:
     """The request checked, then the plug-ins the account reads and shows, by id."""
     check_range(first, last)
     check_language(language)
-    readable = visible_plugins(db, account)
-    shown = shown_of(db, account, readable)
-    return [p for p in readable if shown[p.id].shown]
+    return shown_plugins(db, account)
 
 
 def _empty_days(first: date, last: date) -> list[Day]:
@@ -165,26 +170,27 @@ def read_days(
 
 
 _DrawnKey = tuple[str, int, str, str, date, date, date, str]
+K = TypeVar("K", bound=Hashable)
 
 
-class DrawnDays:
-    """Drawn days as JSON, least recently used first out, at most `max_bytes` of them. Safe
-    to share between threads."""
+class DrawnDays(Generic[K]):
+    """Drawn days as JSON (or any other drawn bytes, such as a calendar feed's), by key, least
+    recently used first out, at most `max_bytes` of them. Safe to share between threads."""
 
     def __init__(self, max_bytes: int) -> None:
         self.max_bytes = max_bytes
-        self._kept: OrderedDict[_DrawnKey, bytes] = OrderedDict()
+        self._kept: OrderedDict[K, bytes] = OrderedDict()
         self._bytes = 0
         self._lock = threading.Lock()
 
-    def get(self, key: _DrawnKey) -> bytes | None:
+    def get(self, key: K) -> bytes | None:
         with self._lock:
             found = self._kept.get(key)
             if found is not None:
                 self._kept.move_to_end(key)
             return found
 
-    def put(self, key: _DrawnKey, encoded: bytes) -> None:
+    def put(self, key: K, encoded: bytes) -> None:
         if len(encoded) > self.max_bytes:
             return
         with self._lock:
@@ -206,7 +212,7 @@ class DrawnDays:
             self._bytes = 0
 
 
-DRAWN_DAYS = DrawnDays(max_bytes=64 * 1024 * 1024)
+DRAWN_DAYS: DrawnDays[_DrawnKey] = DrawnDays(max_bytes=64 * 1024 * 1024)
 """The process's drawn days (62 days of a busy plug-in are some 60 KB of JSON)."""
 
 
@@ -269,7 +275,8 @@ def read_days_json(
     ]
 
 
-def _wanted(plugins: Sequence[ReadablePlugin]) -> list[SeriesWanted]:
+def wanted_series(plugins: Sequence[ReadablePlugin]) -> list[SeriesWanted]:
+    """Every series the plug-ins' approved manifests declare, as `records_for_days` asks."""
     return [SeriesWanted(p.id, s.key, s.kind) for p in plugins for s in p.manifest.series]
 
 
@@ -288,7 +295,7 @@ def day_records(
     event with a value before it (rule 6's change)."""
     found: dict[str, list[dict[str, Any]]] = {}
     ids = [p.id for p in plugins]
-    for stored in records_for_days(conn, ids, _wanted(plugins), first, last, today):
+    for stored in records_for_days(conn, ids, wanted_series(plugins), first, last, today):
         found.setdefault(stored.plugin_id, []).append(from_stored(stored))
     return found
 
@@ -303,7 +310,7 @@ def day_rows(
     """The statement of `day_records` alone: (id, plugin, series, date, discriminator, kind,
     content text, moved_to) rows, a record possibly twice."""
     ids = [p.id for p in plugins]
-    return records_for_days_rows(conn, ids, _wanted(plugins), first, last, today)
+    return records_for_days_rows(conn, ids, wanted_series(plugins), first, last, today)
 
 
 @dataclass(frozen=True, slots=True)
@@ -393,4 +400,6 @@ __all__ = [
     "plugin_records",
     "read_days",
     "read_days_json",
+    "shown_plugins",
+    "wanted_series",
 ]

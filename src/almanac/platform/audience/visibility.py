@@ -88,8 +88,10 @@ def _listed(account: Account) -> ColumnElement[bool]:
     return or_(person, organization)
 
 
-def _readable_query(account: Account):  # type: ignore[no-untyped-def]
+def _readable_query(account: Account | None):  # type: ignore[no-untyped-def]
+    """The readable plug-ins of `account`; with None, the public ones alone (anyone's)."""
     audience = versions.c.manifest["audience"].as_string()
+    listed = false() if account is None else and_(audience == "private", _listed(account))
     return (
         select(
             plugins.c.id,
@@ -105,7 +107,7 @@ def _readable_query(account: Account):  # type: ignore[no-untyped-def]
         .where(
             plugins.c.ever_approved.is_(True),
             plugins.c.state != str(State.REMOVED),
-            or_(audience == "public", and_(audience == "private", _listed(account))),
+            or_(audience == "public", listed),
         )
         .order_by(plugins.c.id)
     )
@@ -133,6 +135,18 @@ def readable_plugin(db: Session, account: Account, plugin_id: str) -> ReadablePl
     """The plug-in when the account may read it; NOT-FOUND otherwise, the same answer as for
     an id nobody has."""
     row = db.execute(_readable_query(account).where(plugins.c.id == plugin_id)).first()
+    if row is None:
+        raise not_found(plugin_id)
+    return _readable(row)
+
+
+def public_plugin(db: Session, plugin_id: str) -> ReadablePlugin:
+    """The plug-in when anyone may read it: public, approved, not removed and not taken down
+    (a public calendar feed shows no notice). NOT-FOUND otherwise, the one answer for a
+    private, local, taken-down or unknown id."""
+    row = db.execute(
+        _readable_query(None).where(plugins.c.id == plugin_id, plugins.c.taken_down.is_(False))
+    ).first()
     if row is None:
         raise not_found(plugin_id)
     return _readable(row)

@@ -9,8 +9,10 @@ from almanac.platform.reader.render import (
     STATUSES,
     Day,
     RenderRequestError,
+    attribution_of,
     render_days,
 )
+from almanac.platform.reader.text import row_words
 from almanac.platform.reader.words import UNIT_WORDS, WORDS, spoken
 
 __all__ = [
@@ -20,10 +22,12 @@ __all__ = [
     "WORDS",
     "Day",
     "RenderRequestError",
+    "attribution_of",
     "change_of",
     "from_stored",
     "pick_name",
     "render_days",
+    "row_words",
     "spoken",
     "two_decimals",
 ]

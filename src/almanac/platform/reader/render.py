@@ -158,6 +158,12 @@ def render_days(
     return days
 
 
+def attribution_of(manifest: Manifest) -> str:
+    """Rule 4: the attribution that ends a value row, `licence.attribution`, else the holder."""
+    licence = manifest.licence
+    return licence.holder if licence.attribution is None else licence.attribution
+
+
 def _day(value: date | str, argument: str) -> date:
     if isinstance(value, date):
         return value
@@ -189,8 +195,7 @@ class _Reading:
         self.manifest = manifest
         self.today = today
         self.language = language
-        licence = manifest.licence
-        self.attribution = licence.holder if licence.attribution is None else licence.attribution
+        self.attribution = attribution_of(manifest)
         by_series: dict[str, list[Record]] = {series.key: [] for series in manifest.series}
         for record in records:
             if record["series"] in by_series:

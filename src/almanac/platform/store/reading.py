@@ -440,6 +440,41 @@ def revision_histories(
     return found
 
 
+@dataclass(frozen=True, slots=True)
+class RecordStamp:
+    """When a record's current content and state began, and how many earlier ones it had."""
+
+    since: datetime
+    revisions: int
+
+
+_STAMPS_AT_ONCE = 10_000
+
+
+def record_stamps(conn: Connection, record_ids: Sequence[int]) -> dict[int, RecordStamp]:
+    """Per record id, the moment its current row began and the count of its revisions (each
+    revision, move or return keeps one), in statements of at most 10,000 ids."""
+    ids: BindParameter[list[int]] = bindparam("ids", expanding=True)
+    counts = (
+        select(revisions.c.record_id, func.count().label("n"))
+        .where(revisions.c.record_id.in_(ids))
+        .group_by(revisions.c.record_id)
+        .subquery()
+    )
+    query = (
+        select(records.c.id, records.c.since, func.coalesce(counts.c.n, 0).label("n"))
+        .outerjoin(counts, counts.c.record_id == records.c.id)
+        .where(records.c.id.in_(ids))
+    )
+    found: dict[int, RecordStamp] = {}
+    unique = sorted(set(record_ids))
+    for start in range(0, len(unique), _STAMPS_AT_ONCE):
+        part = unique[start : start + _STAMPS_AT_ONCE]
+        for row in conn.execute(query, {"ids": part}):
+            found[row.id] = RecordStamp(since=row.since, revisions=int(row.n))
+    return found
+
+
 def revision_history(conn: Connection, record_id: int) -> list[RevisionEntry]:
     """Every content and state the record had, oldest first; the last entry is current."""
     return revision_histories(conn, [record_id]).get(record_id, [])

@@ -1,0 +1,23 @@
+"""The shapes of a reader's calendar feed address: whether one exists (never its secret again),
+and the address once, in the answer that made it."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from pydantic import BaseModel, Field
+
+
+class ReaderFeedOut(BaseModel):
+    exists: bool = Field(description="Whether the reader has a feed address now.")
+    created_at: datetime | None = Field(description="When the present address was made.")
+
+
+class ReaderFeedCreatedOut(BaseModel):
+    url: str = Field(
+        description="The private feed address, shown this once: anyone who has it reads the "
+        "reader's shown plug-ins. Add ?language=es (or another code) for names in a language."
+    )
+    webcal_url: str = Field(description="The same address for calendar apps (webcal://).")
+    created_at: datetime
+    revoked_previous: bool = Field(description="Whether an earlier address stopped answering.")
