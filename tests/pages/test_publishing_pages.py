@@ -1,32 +1,104 @@
-"""The publishing pages clicked through in Chromium as each role would: a publisher uploads a
-pack in the portal, makes the attestations and submits; a reviewer approves on the desk; the
+"""The publishing pages clicked through in Chromium as each role would: a publisher makes an
+organization, names its domain, publishes the TXT record the page shows on a real DNS server on
+loopback and presses Check now, accepts the agreement, uploads a pack, makes the attestations
+and submits; a reviewer approves on the desk; the
 publisher publishes; a reader finds it in the store and installs it; the publisher unpublishes
 and retires it with the typed id. Then every one of these pages passes axe at both widths.
-The locked-room checks are marked passed (`room_checks_done`), as in the API tests."""
+The invitation is made through its domain function (its staff route is tested in
+test_portal_api.py) and the locked-room checks are marked passed (`room_checks_done`), as in the
+API tests."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
-from playwright.sync_api import expect
+import pytest
+from playwright.sync_api import Browser, expect
+from sqlalchemy import Engine
+from sqlalchemy.orm import Session
 
-from tests.api.conftest import Api
+from almanac.platform import accounts
+from almanac.platform.accounts.models import InvitationRequest, InvitationStatus
+from almanac.platform.publishing import invitations
+from tests.api.conftest import Api, live_api
 from tests.api.test_host import UK, empty_plugin_tables, zip_of
 from tests.pages.conftest import PHONE, Browsing, session_cookie
 from tests.pages.test_accessibility import scan
 from tests.pages.test_reader_pages import shot
+from tests.publishing.servers import ProofWorld, proof_world
 from tests.publishing.test_review_and_store import reviewer
-from tests.publishing.test_submission import files_with, may_submit
-from tests.publishing.test_uploads import Publisher, new_org, room_checks_done
+from tests.publishing.test_submission import files_with
+from tests.publishing.test_uploads import Publisher, room_checks_done
+
+DOMAIN = "example.org"  # the UK example listing's publisher.domain
+
+
+@pytest.fixture
+def world() -> Iterator[ProofWorld]:
+    with proof_world() as running:
+        yield running
+
+
+@pytest.fixture
+def proving(
+    browser: Browser, live_server, pg_engine: Engine, passwords, world
+) -> Iterator[Browsing]:  # noqa: E501
+    """Browsing the live app whose domain prover asks the loopback DNS server."""
+    with live_api(live_server, pg_engine, passwords, domain_prover=world.prover()) as api:
+        made = Browsing(browser, api)
+        yield made
+        made.close()
+
+
+def invite(api: Api) -> None:
+    """Staff's invitation for the domain (its route is tested in test_portal_api.py)."""
+    now = api.clock()
+    with Session(api.engine) as db:
+        staff = accounts.find_account(db, "owner@bank.example")
+        assert staff is not None
+        request = InvitationRequest(
+            email="asker@example.org",
+            email_key="asker@example.org",
+            organization="Bank",
+            domain=DOMAIN,
+            note="holidays",
+            status=InvitationStatus.OPEN,
+            created_at=now,
+        )
+        db.add(request)
+        db.flush()
+        invitations.invite(db, request.id, staff, now, api.base_url)
+        db.commit()
 
 
 def test_upload_review_publish_install_and_retire_in_the_pages(
-    papi: Api, browsing: Browsing, tmp_path: Path
+    proving: Browsing, world: ProofWorld, tmp_path: Path
 ) -> None:
+    browsing, papi = proving, proving.api
     empty_plugin_tables(papi.engine)
-    owner, org = new_org(papi, "owner@bank.example", "Bank")
+    owner = papi.signed_in("owner@bank.example")
+    publisher = browsing.page(cookie=session_cookie(owner))
+    publisher.goto("/portal")
+    publisher.get_by_label("Name").fill("Bank")
+    publisher.get_by_role("button", name="Make it").click()
+    expect(publisher.get_by_text("Organization made.")).to_be_visible()
+    org = int(publisher.url.split("/portal/", 1)[1].split("?")[0])
     pub = Publisher(papi, owner, org)
-    may_submit(pub)
+    publisher.get_by_label("Name the organization's domain").fill(DOMAIN)
+    publisher.get_by_role("button", name="Name it").click()
+    expect(publisher.get_by_text("Domain named: publish the TXT record")).to_be_visible()
+    txt_name, txt_value = (
+        publisher.locator("#domain ~ ol code.hash").nth(i).inner_text() for i in (0, 1)
+    )
+    assert txt_name == f"_almanac-verify.{DOMAIN}"
+    world.dns.publish(DOMAIN, txt_value)
+    publisher.get_by_role("button", name="Check now").click()
+    expect(publisher.get_by_text("Checked: see what each way found below.")).to_be_visible()
+    expect(publisher.locator("#domain ~ p .badge.ok")).to_have_text("verified")
+    invite(papi)
+    publisher.get_by_role("button", name="Accept version 1").click()
+    expect(publisher.get_by_text("Agreement accepted.")).to_be_visible()
     pack = tmp_path / f"{UK}-1.0.0.zip"
     pack.write_bytes(zip_of(files_with(), top=UK))
 
