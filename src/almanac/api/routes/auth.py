@@ -9,6 +9,7 @@ from fastapi import APIRouter, Query, Request, Response, status
 
 from almanac.api.context import ApiContext
 from almanac.api.deps import SESSION_COOKIE, Context, CurrentAccount, Db, Now, ReadDb, WriteDb
+from almanac.api.pages.common import refusals, render
 from almanac.api.schemas.auth import AccountOut, OrganizationRef, SignInIn, SignUpIn, VerifiedOut
 from almanac.platform import accounts
 from almanac.platform.accounts import Account
@@ -60,9 +61,30 @@ def sign_up(body: SignUpIn, db: Db, ctx: Context, now: Now) -> AccountOut:
     return account_out(db, created.account)
 
 
-@router.get("/verify", response_model=VerifiedOut)
-def verify(db: WriteDb, now: Now, token: str = Query(max_length=200)) -> VerifiedOut:
-    """The mailed link: verifies the account's e-mail address (single use, 24 hours)."""
+def prefers_page(request: Request) -> bool:
+    """Whether the client asked for HTML before JSON: a browser following the mailed link."""
+    accept = request.headers.get("accept", "")
+    html, json_ = accept.find("text/html"), accept.find("application/json")
+    return html != -1 and (json_ == -1 or html < json_)
+
+
+@router.get(
+    "/verify",
+    response_model=VerifiedOut,
+    responses={200: {"content": {"text/html": {}}, "description": "a page, for a browser"}},
+)
+def verify(
+    request: Request, db: WriteDb, now: Now, token: str = Query(max_length=200)
+) -> VerifiedOut | Response:
+    """The mailed link: verifies the account's e-mail address (single use, 24 hours). A
+    browser (Accept naming text/html before JSON) gets a page saying so, or why not."""
+    if prefers_page(request):
+        with refusals():
+            account = accounts.verify_email(db, token, now)
+        db.commit()
+        return render(
+            request, "verified.html", {"title": "Address verified", "email": account.email}
+        )
     account = accounts.verify_email(db, token, now)
     db.commit()
     return VerifiedOut(verified=True, email=account.email)
