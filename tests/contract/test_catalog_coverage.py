@@ -312,8 +312,17 @@ def test_every_catalog_code_has_a_shape_the_scan_knows() -> None:
     assert not odd, odd
 
 
+# Strings of a code's shape that are not problem codes: iCalendar property names (RFC 5545,
+# RFC 7986) the calendar feeds write.
+NOT_CODES = frozenset({"REFRESH-INTERVAL", "X-PUBLISHED-TTL", "X-WR-CALDESC"})
+
+
 def test_every_code_the_code_raises_is_in_the_catalog() -> None:
-    unknown = {code: files for code, files in raised_codes().items() if code not in CATALOG}
+    unknown = {
+        code: files
+        for code, files in raised_codes().items()
+        if code not in CATALOG and code not in NOT_CODES
+    }
     assert not unknown, f"codes raised but missing from problems.json: {unknown}"
 
 
