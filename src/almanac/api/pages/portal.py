@@ -8,10 +8,13 @@ portal's notices. Every move calls the domain function its `/api/v1/portal` rout
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
+from datetime import datetime
 from urllib.parse import quote
 
 from fastapi import APIRouter, Request
 from fastapi.responses import Response
+from sqlalchemy.orm import Session
 from starlette.datastructures import UploadFile
 
 from almanac.api.deps import Context, Db, Now
@@ -25,8 +28,10 @@ from almanac.api.pages.common import (
     text_field,
 )
 from almanac.api.routes.portal import code_refusals
+from almanac.api.schemas import RowIdPath
 from almanac.api.schemas.portal import DomainIn, PluginIdIn, RetireIn
 from almanac.platform import accounts, audience
+from almanac.platform.accounts import Account
 from almanac.platform.contract.pack import MAX_ARCHIVE_BYTES
 from almanac.platform.mail import send_all
 from almanac.platform.publishing import (
@@ -85,7 +90,7 @@ def make_organization(form: Form, account: PageAccount, db: Db, now: Now) -> Res
 @router.get("/{organization_id}")
 def organization(
     request: Request,
-    organization_id: int,
+    organization_id: RowIdPath,
     account: PageAccount,
     db: Db,
     ctx: Context,
@@ -113,13 +118,13 @@ def organization(
     return render(request, "portal_organization.html", context, account=account)
 
 
-def _back(organization_id: int, done: str, anchor: str = "") -> Response:
+def _back(organization_id: RowIdPath, done: str, anchor: str = "") -> Response:
     return redirect(f"/portal/{organization_id}?done={done}{anchor}")
 
 
 @router.post("/{organization_id}/domain")
 def name_domain(
-    organization_id: int, form: Form, account: PageAccount, db: Db, now: Now
+    organization_id: RowIdPath, form: Form, account: PageAccount, db: Db, now: Now
 ) -> Response:
     with refusals():
         body = DomainIn(domain=text_field(form, "domain"))
@@ -130,7 +135,7 @@ def name_domain(
 
 @router.post("/{organization_id}/domain/check")
 def check_domain(
-    organization_id: int, form: Form, account: PageAccount, db: Db, ctx: Context, now: Now
+    organization_id: RowIdPath, form: Form, account: PageAccount, db: Db, ctx: Context, now: Now
 ) -> Response:
     with refusals():
         domains.check_now(db, organization_id, account, ctx.domain_prover, now)
@@ -140,7 +145,7 @@ def check_domain(
 
 @router.post("/{organization_id}/agreement")
 def accept_agreement(
-    organization_id: int, form: Form, account: PageAccount, db: Db, now: Now
+    organization_id: RowIdPath, form: Form, account: PageAccount, db: Db, now: Now
 ) -> Response:
     with refusals():
         version = int(text_field(form, "version") or 0)
@@ -151,7 +156,7 @@ def accept_agreement(
 
 @router.post("/{organization_id}/ids")
 def reserve_id(
-    organization_id: int, form: Form, account: PageAccount, db: Db, now: Now
+    organization_id: RowIdPath, form: Form, account: PageAccount, db: Db, now: Now
 ) -> Response:
     with refusals():
         body = PluginIdIn(id=text_field(form, "id"))
@@ -162,7 +167,7 @@ def reserve_id(
 
 @router.post("/{organization_id}/uploads")
 async def upload(
-    organization_id: int, form: Form, account: PageAccount, db: Db, now: Now
+    organization_id: RowIdPath, form: Form, account: PageAccount, db: Db, now: Now
 ) -> Response:
     """The pack chosen in the form's file field, checked as the API's upload route checks it."""
     sent = form.get("archive")
@@ -179,8 +184,8 @@ async def upload(
 @router.get("/{organization_id}/uploads/{upload_id}")
 def upload_page(
     request: Request,
-    organization_id: int,
-    upload_id: int,
+    organization_id: RowIdPath,
+    upload_id: RowIdPath,
     account: PageAccount,
     db: Db,
     ctx: Context,
@@ -221,13 +226,18 @@ def upload_page(
     return render(request, "portal_upload.html", context, account=account)
 
 
-def _to_upload(organization_id: int, upload_id: int, done: str) -> Response:
+def _to_upload(organization_id: RowIdPath, upload_id: RowIdPath, done: str) -> Response:
     return redirect(f"/portal/{organization_id}/uploads/{upload_id}?done={done}")
 
 
 @router.post("/{organization_id}/uploads/{upload_id}/review")
 def send_review(
-    organization_id: int, upload_id: int, form: Form, account: PageAccount, db: Db, now: Now
+    organization_id: RowIdPath,
+    upload_id: RowIdPath,
+    form: Form,
+    account: PageAccount,
+    db: Db,
+    now: Now,
 ) -> Response:
     try:
         document = json.loads(text_field(form, "document"))
@@ -243,7 +253,12 @@ def send_review(
 
 @router.post("/{organization_id}/uploads/{upload_id}/attestations")
 def attest(
-    organization_id: int, upload_id: int, form: Form, account: PageAccount, db: Db, now: Now
+    organization_id: RowIdPath,
+    upload_id: RowIdPath,
+    form: Form,
+    account: PageAccount,
+    db: Db,
+    now: Now,
 ) -> Response:
     chosen = [Attestation(v) for v in form.getlist("attestation") if v in set(Attestation)]
     if not chosen:
@@ -257,8 +272,8 @@ def attest(
 @router.post("/{organization_id}/uploads/{upload_id}/submit")
 def submit(
     request: Request,
-    organization_id: int,
-    upload_id: int,
+    organization_id: RowIdPath,
+    upload_id: RowIdPath,
     form: Form,
     account: PageAccount,
     db: Db,
@@ -282,40 +297,39 @@ def submit(
     return _to_upload(organization_id, upload_id, "submitted")
 
 
-@router.post("/{organization_id}/uploads/{upload_id}/publish")
-def publish(
-    organization_id: int, upload_id: int, form: Form, account: PageAccount, db: Db, now: Now
+UploadMove = Callable[[Session, int, Account, int, datetime], object]
+UPLOAD_MOVES: dict[str, tuple[UploadMove, str]] = {
+    "publish": (publication.publish, "published"),
+    "withdraw": (uploads.withdraw, "withdrawn"),
+    "checks": (uploads.rerun_checks, "rechecks"),
+}
+"""The upload moves of one shape (organization, actor, upload, moment) and what the page says."""
+
+
+@router.post("/{organization_id}/uploads/{upload_id}/{move}")
+def upload_move(
+    organization_id: RowIdPath,
+    upload_id: RowIdPath,
+    move: str,
+    form: Form,
+    account: PageAccount,
+    db: Db,
+    now: Now,
 ) -> Response:
+    """Publish, withdraw, or run the checks again, each by its domain function."""
+    if move not in UPLOAD_MOVES:
+        raise PageRefused(404, "NOT-FOUND", f"no move {move!r} for an upload")
+    act, done = UPLOAD_MOVES[move]
     with refusals(), code_refusals():
-        publication.publish(db, organization_id, account, upload_id, now)
+        act(db, organization_id, account, upload_id, now)
     db.commit()
-    return _to_upload(organization_id, upload_id, "published")
-
-
-@router.post("/{organization_id}/uploads/{upload_id}/withdraw")
-def withdraw(
-    organization_id: int, upload_id: int, form: Form, account: PageAccount, db: Db, now: Now
-) -> Response:
-    with refusals():
-        uploads.withdraw(db, organization_id, account, upload_id, now)
-    db.commit()
-    return _to_upload(organization_id, upload_id, "withdrawn")
-
-
-@router.post("/{organization_id}/uploads/{upload_id}/checks")
-def rerun(
-    organization_id: int, upload_id: int, form: Form, account: PageAccount, db: Db, now: Now
-) -> Response:
-    with refusals(), code_refusals():
-        uploads.rerun_checks(db, organization_id, account, upload_id, now)
-    db.commit()
-    return _to_upload(organization_id, upload_id, "rechecks")
+    return _to_upload(organization_id, upload_id, done)
 
 
 @router.get("/{organization_id}/plugins/{plugin_id}")
 def plugin_page(
     request: Request,
-    organization_id: int,
+    organization_id: RowIdPath,
     plugin_id: str,
     account: PageAccount,
     db: Db,
@@ -341,33 +355,13 @@ def plugin_page(
     return render(request, "portal_plugin.html", context, account=account)
 
 
-def _to_plugin(organization_id: int, plugin_id: str, done: str) -> Response:
+def _to_plugin(organization_id: RowIdPath, plugin_id: str, done: str) -> Response:
     return redirect(f"/portal/{organization_id}/plugins/{quote(plugin_id)}?done={done}")
-
-
-@router.post("/{organization_id}/plugins/{plugin_id}/unpublish")
-def unpublish(
-    organization_id: int, plugin_id: str, form: Form, account: PageAccount, db: Db, now: Now
-) -> Response:
-    with refusals():
-        listings.unpublish(db, organization_id, account, plugin_id, now)
-    db.commit()
-    return _to_plugin(organization_id, plugin_id, "unpublish")
-
-
-@router.post("/{organization_id}/plugins/{plugin_id}/relist")
-def relist(
-    organization_id: int, plugin_id: str, form: Form, account: PageAccount, db: Db, now: Now
-) -> Response:
-    with refusals():
-        listings.relist(db, organization_id, account, plugin_id, now)
-    db.commit()
-    return _to_plugin(organization_id, plugin_id, "relist")
 
 
 @router.post("/{organization_id}/plugins/{plugin_id}/retire")
 def retire(
-    organization_id: int,
+    organization_id: RowIdPath,
     plugin_id: str,
     form: Form,
     account: PageAccount,
@@ -381,3 +375,29 @@ def retire(
     db.commit()
     send_all(ctx.mailer, done.mails, now)
     return _to_plugin(organization_id, plugin_id, "retire")
+
+
+ListingMove = Callable[[Session, int, Account, str, datetime], object]
+LISTING_MOVES: dict[str, ListingMove] = {
+    "unpublish": listings.unpublish,
+    "relist": listings.relist,
+}
+
+
+@router.post("/{organization_id}/plugins/{plugin_id}/{move}")
+def listing_move(
+    organization_id: RowIdPath,
+    plugin_id: str,
+    move: str,
+    form: Form,
+    account: PageAccount,
+    db: Db,
+    now: Now,
+) -> Response:
+    """Unpublish or list again, each by its domain function."""
+    if move not in LISTING_MOVES:
+        raise PageRefused(404, "NOT-FOUND", f"no move {move!r} for a published plug-in")
+    with refusals():
+        LISTING_MOVES[move](db, organization_id, account, plugin_id, now)
+    db.commit()
+    return _to_plugin(organization_id, plugin_id, move)

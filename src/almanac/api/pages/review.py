@@ -12,6 +12,7 @@ from fastapi.responses import Response
 
 from almanac.api.deps import Context, Db, Now
 from almanac.api.pages.common import Form, PageAccount, redirect, refusals, render, text_field
+from almanac.api.schemas import RowIdPath
 from almanac.api.schemas.review import ReviewDecisionIn
 from almanac.platform.mail import send_all
 from almanac.platform.publishing import desk
@@ -51,7 +52,12 @@ def queue(request: Request, account: PageAccount, db: Db, now: Now) -> Response:
 
 @router.get("/uploads/{upload_id}")
 def version(
-    request: Request, upload_id: int, account: PageAccount, db: Db, ctx: Context, done: str = ""
+    request: Request,
+    upload_id: RowIdPath,
+    account: PageAccount,
+    db: Db,
+    ctx: Context,
+    done: str = "",
 ) -> Response:
     with refusals():
         found = desk.reviewed_version(db, account, upload_id)
@@ -73,7 +79,7 @@ def version(
 
 @router.post("/uploads/{upload_id}/decision")
 def decide(
-    upload_id: int, form: Form, account: PageAccount, db: Db, ctx: Context, now: Now
+    upload_id: RowIdPath, form: Form, account: PageAccount, db: Db, ctx: Context, now: Now
 ) -> Response:
     with refusals():
         body = ReviewDecisionIn.model_validate(
