@@ -36,6 +36,7 @@ UK = "uk-bank-holidays"
 
 # Children before parents; plug-in rows point at their versions, so those links go first.
 PLUGIN_TABLES = (
+    "alerts_sent",
     "revisions",
     "records",
     "held_series",

@@ -18,6 +18,7 @@ from almanac.api.redact import install_access_log_redaction
 from almanac.api.routes import (
     auth,
     host,
+    host_alerts,
     host_readers,
     invitations,
     organizations,
@@ -158,6 +159,7 @@ def create_app(
         v1.include_router(area.router)
     v1.include_router(reader.router)
     v1.include_router(host_readers.router)
+    v1.include_router(host_alerts.router)
     app.include_router(v1)
     app.include_router(invitations.router, prefix="/api")
     app.include_router(public.router)
