@@ -1,6 +1,8 @@
 """The Dagster Definitions of the Almanac code location (DECISIONS section 8), built from the
 store: one asset per plug-in ever approved, the minute sensor, the run-failure sensor, the
-pipeline resource and the store's IO manager; and the domain re-checks (their own group).
+pipeline resource and the store's IO manager; the plug-ins' asset checks (freshness, volume,
+Held) with the job and sensor that run them and send the alerts; and the domain re-checks
+(their own group).
 
 Run workers load the same plug-ins as their code location: the process that first builds the
 definitions keeps the catalog it read in a file named by its content and names that file in
@@ -33,6 +35,7 @@ from almanac.platform.publishing.proof import DomainProver
 from almanac.platform.store.engine import make_engine
 from almanac.sandbox.wellknown import domain_prover as default_domain_prover
 from almanac.sensors.domains import domain_recheck_definitions
+from almanac.sensors.plugin_checks import plugin_check_definitions
 from almanac.sensors.runs import due_runs_sensor, evaluation_time, failed_runs_sensor
 from almanac.sensors.upload_checks import (
     default_sources,
@@ -76,11 +79,13 @@ def build_definitions(
     mailer: Callable[[], Mailer] | None = None,
     check_room: Callable[[], RoomRun] | None = None,
     check_sources: Callable[[], Sources] | None = None,
+    plugin_checks: bool = True,
 ) -> dg.Definitions:
     """The Definitions over the store at `settings.database_url` (or `engine`). The domain
     re-checks make `domain_prover` and `mailer` when they run (by default DNS through
     `ALMANAC_DNS_SERVERS` or the system's, the file through the source downloader, and mail as
-    `ALMANAC_SMTP_HOST` says)."""
+    `ALMANAC_SMTP_HOST` says). `plugin_checks` False leaves out the plug-ins' checks and
+    alerts (tests of other parts that count every run)."""
     settings = settings or load_settings()
     engine = engine or make_engine(settings.database_url)
     if catalog is None:
@@ -115,7 +120,18 @@ def build_definitions(
         check_room or locked_room_run,
         clock,
     )
-    return dg.Definitions.merge(plugins, rechecks, checks)
+    alerts = (
+        plugin_check_definitions(
+            engine,
+            [e.id for e in catalog],
+            mailer or environment_mailer,
+            clock,
+            settings.base_url,
+        )
+        if plugin_checks
+        else dg.Definitions()
+    )
+    return dg.Definitions.merge(plugins, rechecks, checks, alerts)
 
 
 @dg.definitions

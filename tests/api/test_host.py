@@ -37,6 +37,7 @@ UK = "uk-bank-holidays"
 # Children before parents; plug-in rows point at their versions, so those links go first.
 PLUGIN_TABLES = (
     "store_listings",
+    "alerts_sent",
     "revisions",
     "records",
     "held_series",

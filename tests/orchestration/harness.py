@@ -75,6 +75,7 @@ from almanac.platform.store.engine import write_transaction
 from almanac.platform.store.models import Run
 from almanac.sandbox.download import SourceDownloader
 from almanac.sandbox.room import LockedRoom
+from almanac.sensors.plugin_checks import AREA, TAG_AREA
 from almanac.sensors.upload_checks import DownloaderSources
 from almanac.settings import Settings
 from tests.sandbox.tls_server import Handler, LoopbackDialer, TableResolver, TLSServer
@@ -342,6 +343,8 @@ class Minute:
     created: list[dg.DagsterRun]
     launched: list[dg.DagsterRun]
     checks: list[dg.DagsterRun] = field(default_factory=list)
+    plugin_checks: list[dg.DagsterRun] = field(default_factory=list)
+    """The runs of the plug-ins' asset checks and alerts (only with `plugin_checks=True`)."""
 
     @property
     def launched_plugins(self) -> list[str]:
@@ -360,10 +363,20 @@ class Orchestrator:
     instance: dg.DagsterInstance
     workspace: WorkspaceProcessContext
 
-    def __init__(self, engine: Engine, pipeline: RunPipeline, clock: FrozenClock) -> None:
+    def __init__(
+        self,
+        engine: Engine,
+        pipeline: RunPipeline,
+        clock: FrozenClock,
+        *,
+        plugin_checks: bool = False,
+        mailer: Callable[[], Any] | None = None,
+    ) -> None:
         self.engine = engine
         self.pipeline = pipeline
         self.clock = clock
+        self.plugin_checks = plugin_checks
+        self.mailer = mailer
         self.queue = QueuedRunCoordinatorDaemon(interval_seconds=1)
         self.logger = logging.getLogger("almanac.tests.orchestration")
 
@@ -378,10 +391,14 @@ class Orchestrator:
         room: Room | None = None,
         start: datetime | None = None,
         slots: int = 1,
+        plugin_checks: bool = False,
+        mailer: Callable[[], Any] | None = None,
     ) -> Iterator[Orchestrator]:
         """Open the instance under `folder/dagster`, a workspace over `harness_definitions`,
         and a pipeline with `downloader(clock)` and `room` (default: the real LockedRoom), the
-        pool's limit set to `slots`."""
+        pool's limit set to `slots`. The plug-ins' asset checks and alerts (their sensor starts
+        a run every 15 minutes and after each plug-in run) are left out unless
+        `plugin_checks`; `mailer` makes their mailer (default: the outbox)."""
         global _ACTIVE
         clock = FrozenClock(start or datetime(2026, 1, 1, tzinfo=UTC))
         pipeline = RunPipeline(
@@ -391,7 +408,7 @@ class Orchestrator:
             clock=clock,
             work_dir=folder,
         )
-        orchestrator = cls(engine, pipeline, clock)
+        orchestrator = cls(engine, pipeline, clock, plugin_checks=plugin_checks, mailer=mailer)
         home = write_dagster_home(folder / "dagster")
         target = InProcessTestWorkspaceLoadTarget(
             InProcessCodeLocationOrigin(
@@ -443,6 +460,8 @@ class Orchestrator:
             catalog=catalog,
             clock=self.clock,
             check_sources=self._check_sources,
+            plugin_checks=self.plugin_checks,
+            mailer=self.mailer,
         )
         return dg.Definitions.merge(defs, dg.Definitions(executor=dg.in_process_executor))
 
@@ -495,7 +514,8 @@ class Orchestrator:
         return Minute(
             created=created,
             launched=[r for r in done if TAG_PLUGIN in r.tags],
-            checks=[r for r in done if TAG_PLUGIN not in r.tags],
+            checks=[r for r in done if TAG_PLUGIN not in r.tags and r.tags.get(TAG_AREA) != AREA],
+            plugin_checks=[r for r in done if r.tags.get(TAG_AREA) == AREA],
         )
 
     def _new_runs(self, before: set[str]) -> list[dg.DagsterRun]:

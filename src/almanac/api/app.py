@@ -19,6 +19,7 @@ from almanac.api.routes import (
     auth,
     feeds,
     host,
+    host_alerts,
     host_readers,
     invitations,
     organizations,
@@ -166,6 +167,7 @@ def create_app(
     v1.include_router(host_readers.router)
     v1.include_router(feeds.reader_router)
     v1.include_router(feeds.router)
+    v1.include_router(host_alerts.router)
     app.include_router(v1)
     app.include_router(invitations.router, prefix="/api")
     app.include_router(public.router)

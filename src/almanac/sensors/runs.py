@@ -94,6 +94,9 @@ def due_runs_sensor(
                     run_key=order.run_key,
                     partition_key=order.today.isoformat(),
                     asset_selection=[asset_key(order.plugin_id)],
+                    # No asset check: the plug-ins' checks run in a job of their own, outside
+                    # the `almanac` pool (sensors/plugin_checks.py), not in the plug-in's run.
+                    asset_check_keys=[],
                     tags=order_tags(order),
                 )
             )
