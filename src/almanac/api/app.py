@@ -16,7 +16,9 @@ from almanac.api.pages import install_pages
 from almanac.api.problems import install_problem_handlers, problem_response
 from almanac.api.redact import install_access_log_redaction
 from almanac.api.routes import (
+    agents,
     auth,
+    device,
     host,
     host_readers,
     invitations,
@@ -151,10 +153,11 @@ def create_app(
         domain_prover=domain_prover,
     )
     install_problem_handlers(app)
+    device.install_oauth_errors(app)
     install_access_log_redaction()
 
     v1 = APIRouter(prefix=API_PREFIX)
-    for area in (auth, tokens, organizations, staff, invitations, host, portal):
+    for area in (auth, tokens, organizations, staff, invitations, host, portal, agents, device):
         v1.include_router(area.router)
     v1.include_router(reader.router)
     v1.include_router(host_readers.router)
