@@ -5,10 +5,10 @@
 //
 // Sections: constants and catalog, small helpers, manifest rules, update rules, record rules,
 // digest, imports, zip writer, guard/runner, check, preview renderer, downloads (probe), init
-// templates, commands, CLI. The file can be imported (tests use renderDays, validateManifest,
+// templates, commands, publishing (login and the portal's commands), check --against, CLI. The file can be imported (tests use renderDays, validateManifest,
 // validateRecords, computeDigest, ...) and run as a program.
 
-import { createHash, X509Certificate } from "node:crypto";
+import { createHash, randomBytes, X509Certificate } from "node:crypto";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
@@ -3008,6 +3008,25 @@ Commands below name the tool \`almanac-plugin.mjs\`: give its path from where yo
 4. \`node almanac-plugin.mjs check --json\` prints every finding with its code, fix and docs link.
 5. \`node almanac-plugin.mjs preview\` draws the days as a reader sees them.
 Repeat until check passes. Do not edit \`fixtures/records.jsonl\` by hand to make a check pass.
+
+## Publishing (an agent login approved by a person)
+Every publishing command takes \`--json\` (one JSON object on stdout) and exits 0 done, 1 not
+logged in, unreachable or refused (the code and message on stderr), 2 not understood.
+1. \`node almanac-plugin.mjs login --server <address> --name <your name>\` prints a code and an
+   address: ask an owner or admin of the organization to open it and approve (they choose whether
+   you may publish). It waits; run it again within 10 minutes and it waits for the same code.
+2. For an update, \`node almanac-plugin.mjs check --against <version id>\` first: the version number
+   and the update rules, as the server applies them at upload.
+3. \`node almanac-plugin.mjs upload\` checks, packs and uploads this folder (nothing is sent when
+   check fails), then \`status\` follows the checks until they are final.
+4. \`node almanac-plugin.mjs review --file review.json --attest\` sends the review information and
+   makes the five attestations in the organization's name: make them only when they are true.
+5. \`node almanac-plugin.mjs submit\`: refused with every reason until all conditions hold; the
+   reasons for a person (domain, agreement, invitation) are theirs to settle in the portal.
+6. Once approved, \`publish\` (and later \`unpublish\`, \`relist\`) only when your login allows
+   publishing (else AGENT_MAY_NOT_PUBLISH): otherwise tell a person it is ready.
+Never: verify the domain, accept the agreement, approve agents, or retire (AGENT_FORBIDDEN).
+\`logout\` revokes your token when you are done.
 `;
 
 const CLAUDE_MD = `# Instructions for Claude
@@ -3015,6 +3034,8 @@ const CLAUDE_MD = `# Instructions for Claude
 @AGENTS.md
 
 Read AGENTS.md above first: it is the whole contract for this folder. The loop is: edit, \`node almanac-plugin.mjs check\` (with the tool's path), read every finding (\`--json\` gives code, fix and docs link), repeat until it passes.
+
+To publish, follow "Publishing" in AGENTS.md: login (a person approves the code), upload, status, review --file review.json --attest, submit; publish only when your login allows it. Use \`--json\` and read the exit code of every command.
 `;
 
 // ---------------------------------------------------------------------------------------------
@@ -3041,6 +3062,12 @@ function folderArg(args) {
 async function cmdCheck(args) {
   const root = folderArg(args);
   const res = await checkFolder(root, { update: Boolean(args.options.update) });
+  if (args.options.against !== undefined && res.manifest) {
+    // Versioning 3 and 4 as the server applies them at upload, before anything is sent.
+    const against = await againstVersion(args.options.against);
+    res.findings.push(...updateRuleFindings(against.manifest, res.manifest, res.digest, against.digest));
+    finish(res);
+  }
   if (args.options.json) {
     process.stdout.write(JSON.stringify({ ok: res.ok, summary: res.summary, findings: res.findings.map((p) => findingJson(p)), digest: res.digest }, null, 2) + "\n");
     return res.ok ? 0 : 1;
@@ -3286,6 +3313,516 @@ export function toolCommand(cwd = process.cwd()) {
 }
 
 // ---------------------------------------------------------------------------------------------
+// Publishing: the agent's login (OAuth 2.0 device grant, RFC 8628), its local files, and the
+// commands that speak to the service's `portal` and `device` areas (DECISIONS 10). They talk
+// only to the server given to `login` (kept beside the token), send the token nowhere else and
+// follow no redirect. Exit 1: not logged in, unreachable, or refused (code and message on
+// stderr); with --json one object on stdout, {ok: true, ...} or {ok: false, error}.
+// ---------------------------------------------------------------------------------------------
+
+export const CLIENT_ID = "almanac-plugin";
+const DEVICE_GRANT = "urn:ietf:params:oauth:grant-type:device_code";
+const TOKEN_FILE = "plugin-token.json";
+const LOGIN_FILE = "plugin-login.json";
+const MACHINE_FILE = "machine.json";
+export const ATTESTATIONS = ["may-publish-the-data", "sources-are-holders-own-publication", "no-record-names-a-private-person", "fetcher-never-tries-the-network", "words-inform-without-selling"];
+const LOOPBACK_HOSTS = new Set(["127.0.0.1", "localhost", "[::1]"]);
+const STATUS_POLL_MS = 1000;
+const REQUEST_TIMEOUT_MS = 120000;
+
+/** A publishing command that did not get done: kind not-logged-in, unreachable, refused or
+ * redirect; `code` and `findings` when the service refused with a problem. Exit 1. */
+class PublishFailure extends Failure {
+  constructor(kind, message, { status = null, code = null, findings = [] } = {}) {
+    super(message);
+    this.kind = kind;
+    this.status = status;
+    this.code = code;
+    this.findings = findings;
+  }
+  json() {
+    const error = { kind: this.kind, message: this.message };
+    if (this.status !== null) error.status = this.status;
+    if (this.code !== null) error.code = this.code;
+    if (this.findings.length) error.findings = this.findings;
+    return { ok: false, error };
+  }
+}
+
+/** The server address `login --server` takes: https, or http only to this machine (127.0.0.1,
+ * ::1, localhost); no user name, password, query or fragment. A UsageError (exit 2) otherwise. */
+export function checkServer(text) {
+  let url;
+  try {
+    url = new URL(text);
+  } catch {
+    throw new UsageError(`--server "${text}" is not an address such as https://almanac.example`);
+  }
+  if (url.protocol !== "https:" && !(url.protocol === "http:" && LOOPBACK_HOSTS.has(url.hostname))) {
+    throw new UsageError(`--server "${text}": give an https address, or http only to this machine (127.0.0.1, ::1, localhost)`);
+  }
+  if (url.username || url.password || url.search || url.hash) throw new UsageError(`--server "${text}": give the address alone, without a name, password, query or fragment`);
+  return `${url.origin}${url.pathname.replace(/\/+$/, "")}`;
+}
+
+/** Write a JSON file readable only by the user (0600) in the tool's folder (0700). */
+function writePrivate(file, value, env = process.env) {
+  const home = configHome(env);
+  fs.mkdirSync(home, { recursive: true, mode: 0o700 });
+  fs.chmodSync(home, 0o700);
+  fs.mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
+  fs.chmodSync(path.dirname(file), 0o700);
+  const tmp = `${file}.${process.pid}.tmp`;
+  fs.writeFileSync(tmp, JSON.stringify(value, null, 2) + "\n", { mode: 0o600 });
+  fs.chmodSync(tmp, 0o600);
+  fs.renameSync(tmp, file);
+}
+
+function readJsonFile(file) {
+  try {
+    return JSON.parse(fs.readFileSync(file, "utf8"));
+  } catch {
+    return null;
+  }
+}
+
+/** This machine's id (made once, kept in machine.json): a new login here revokes the token of
+ * the login before it. */
+function machineId(env = process.env) {
+  const file = path.join(configHome(env), MACHINE_FILE);
+  const kept = readJsonFile(file);
+  if (kept && typeof kept.machine_id === "string" && /^[A-Za-z0-9_-]{8,64}$/.test(kept.machine_id)) return kept.machine_id;
+  const made = randomBytes(18).toString("base64url");
+  writePrivate(file, { machine_id: made }, env);
+  return made;
+}
+
+/** The saved login: {server, token, organization_id, agent_id, agent_name, may_publish}, else a
+ * not-logged-in PublishFailure. */
+function savedLogin(env = process.env) {
+  const saved = readJsonFile(path.join(configHome(env), TOKEN_FILE));
+  if (!saved || typeof saved.token !== "string" || typeof saved.server !== "string" || !Number.isInteger(saved.organization_id)) {
+    throw new PublishFailure("not-logged-in", `not logged in: run ${toolCommand()} login --server <address>`);
+  }
+  return saved;
+}
+
+const userAgent = (server) => `almanac-plugin/${TOOL_VERSION} (+${server})`;
+
+/** One request to `server` + `pathname` (only there; the token only in its Authorization
+ * header), never following a redirect. Resolves to {status, body}; a network failure is
+ * unreachable, a 3xx a redirect failure. */
+async function serviceRequest(server, method, pathname, { token = null, json, form, bytes, accept = "application/json" } = {}) {
+  const base = new URL(server);
+  const url = new URL(`${server}${pathname}`);
+  if (url.origin !== base.origin) throw new Error(`a request outside ${server}: ${url}`);
+  const headers = { accept, "user-agent": userAgent(server) };
+  let body;
+  if (token) headers.authorization = `Bearer ${token}`;
+  if (json !== undefined) {
+    headers["content-type"] = "application/json";
+    body = JSON.stringify(json);
+  } else if (form !== undefined) {
+    headers["content-type"] = "application/x-www-form-urlencoded";
+    body = new URLSearchParams(form).toString();
+  } else if (bytes !== undefined) {
+    headers["content-type"] = "application/zip";
+    body = bytes;
+  }
+  let res;
+  try {
+    res = await fetch(url, { method, headers, body, redirect: "manual", signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS) });
+  } catch (e) {
+    const why = e.cause?.code || e.cause?.message || e.message;
+    throw new PublishFailure("unreachable", `could not reach ${server}: ${why}`);
+  }
+  if (res.status >= 300 && res.status < 400) {
+    const where = res.headers.get("location");
+    throw new PublishFailure("redirect", `${server} answered ${res.status} with a redirect${where ? ` to ${where}` : ""}; the tool follows no redirect: check the address given to login`, { status: res.status });
+  }
+  const text = await res.text();
+  let parsed = null;
+  if (text) {
+    try {
+      parsed = JSON.parse(text);
+    } catch {
+      parsed = null;
+    }
+  }
+  return { status: res.status, body: parsed };
+}
+
+/** A problem+json answer as a refused PublishFailure (code and detail, with its findings). */
+function refusal(res, what) {
+  const b = res.body && typeof res.body === "object" ? res.body : {};
+  if (res.status === 401) {
+    return new PublishFailure("not-logged-in", `${what}: ${b.detail || "the token is not accepted"} (run login again)`, { status: 401, code: b.code || "AUTH-REQUIRED" });
+  }
+  const findings = Array.isArray(b.findings) ? b.findings : [];
+  return new PublishFailure("refused", `${what}: ${b.detail || b.title || `the service answered ${res.status}`}`, { status: res.status, code: b.code || null, findings });
+}
+
+/** A call of the portal with the saved token: the answer's body, or a PublishFailure. */
+async function portal(login, method, pathname, what, options = {}) {
+  const res = await serviceRequest(login.server, method, pathname, { ...options, token: login.token });
+  if (res.status >= 200 && res.status < 300) return res.body;
+  throw refusal(res, what);
+}
+
+const orgPath = (login) => `/api/v1/portal/organizations/${login.organization_id}`;
+const pluginFile = (id, env = process.env) => path.join(configHome(env), "plugins", `${id}.json`);
+
+/** Print a publishing command's answer: --json one object; else the lines of `text`. */
+function answer(args, object, text) {
+  if (args.options.json) process.stdout.write(JSON.stringify({ ok: true, ...object }, null, 2) + "\n");
+  else process.stdout.write(text.endsWith("\n") ? text : `${text}\n`);
+  return 0;
+}
+
+/** Run a publishing command: its PublishFailure printed (stderr; --json: the object on stdout). */
+async function publishing(args, run) {
+  try {
+    return await run();
+  } catch (e) {
+    if (!(e instanceof PublishFailure)) throw e;
+    if (args.options.json) process.stdout.write(JSON.stringify(e.json(), null, 2) + "\n");
+    const code = e.code ? `${e.code}: ` : "";
+    process.stderr.write(`almanac-plugin: ${code}${e.message}\n`);
+    for (const f of e.findings) process.stderr.write(`  ${f.code}: ${f.message}${f.fix ? `\n    fix: ${f.fix}` : ""}\n`);
+    return 1;
+  }
+}
+
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
+async function cmdLogin(args) {
+  const env = process.env;
+  const server = checkServer(args.options.server ?? (env.ALMANAC_BASE_URL || DEFAULT_BASE_URL));
+  const name = (args.options.name ?? `almanac-plugin on ${os.hostname()}`).trim();
+  if (!name || name.length > 80) throw new UsageError("--name: give 1 to 80 characters");
+  if (args.positional.length) throw new UsageError("login takes no argument; see: help login");
+  return publishing(args, async () => {
+    const loginFile = path.join(configHome(env), LOGIN_FILE);
+    // A login run again within the code's 10 minutes waits for the same code.
+    let pending = readJsonFile(loginFile);
+    const reuse = pending && pending.server === server && typeof pending.device_code === "string" && Date.now() < Date.parse(pending.expires_at) - 2000;
+    if (!reuse) {
+      const res = await serviceRequest(server, "POST", "/api/v1/device/code", { form: { client_id: CLIENT_ID, agent_name: name, machine_id: machineId(env) } });
+      if (res.status !== 200 || !res.body?.device_code) throw oauthFailure(res, "login");
+      const b = res.body;
+      pending = { server, agent_name: name, device_code: b.device_code, user_code: b.user_code, verification_uri: b.verification_uri, verification_uri_complete: b.verification_uri_complete, interval: b.interval, expires_at: new Date(Date.now() + b.expires_in * 1000).toISOString() };
+      writePrivate(loginFile, pending, env);
+    }
+    const until = new Date(pending.expires_at);
+    const say = args.options.json ? process.stderr : process.stdout;
+    say.write(`${reuse ? "Still waiting for the same code. " : ""}An owner or admin of your organization approves this agent (${pending.agent_name}):\n  open ${pending.verification_uri}\n  and enter the code ${pending.user_code}\n  (or open ${pending.verification_uri_complete})\nThe code is valid until ${until.toISOString().slice(11, 16)} UTC. Waiting...\n`);
+    let interval = Math.max(1, Number(pending.interval) || 5);
+    for (;;) {
+      await sleep(interval * 1000);
+      const res = await serviceRequest(server, "POST", "/api/v1/device/token", { form: { grant_type: DEVICE_GRANT, device_code: pending.device_code, client_id: CLIENT_ID } });
+      if (res.status === 200 && typeof res.body?.access_token === "string") {
+        const b = res.body;
+        const saved = { server, token: b.access_token, agent_id: b.agent_id, agent_name: b.agent_name, organization_id: b.organization_id, may_publish: b.may_publish, saved_at: new Date().toISOString() };
+        writePrivate(path.join(configHome(env), TOKEN_FILE), saved, env);
+        savedServers.delete(path.join(configHome(env), TOKEN_FILE));
+        fs.rmSync(loginFile, { force: true });
+        const { token: _secret, ...shown } = saved;
+        return answer(args, shown, `logged in to ${server} as agent "${b.agent_name}" for organization ${b.organization_id} (${b.may_publish ? "publishing allowed" : "publishing not allowed"}); token kept in ${path.join(configHome(env), TOKEN_FILE)}`);
+      }
+      const error = res.body?.error;
+      if (res.status === 400 && error === "authorization_pending") continue;
+      if (res.status === 400 && error === "slow_down") {
+        interval = Number(res.body.interval) || interval + 5;
+        continue;
+      }
+      if (error === "access_denied" || error === "expired_token" || error === "invalid_grant") fs.rmSync(loginFile, { force: true });
+      throw oauthFailure(res, "login");
+    }
+  });
+}
+
+/** An OAuth error answer (RFC 6749 5.2) as a refused PublishFailure: its `error` is the code. */
+function oauthFailure(res, what) {
+  const b = res.body && typeof res.body === "object" ? res.body : {};
+  if (!b.error) return refusal(res, what);
+  const words = { access_denied: "an owner or admin denied this login", expired_token: "the code expired before it was approved; run login again for a new code", invalid_grant: "the code is unknown or used already; run login again" };
+  return new PublishFailure("refused", `${what}: ${words[b.error] || b.error_description || b.error}`, { status: res.status, code: b.error });
+}
+
+async function cmdLogout(args) {
+  if (args.positional.length) throw new UsageError("logout takes no argument");
+  return publishing(args, async () => {
+    const login = savedLogin();
+    const res = await serviceRequest(login.server, "POST", "/api/v1/device/logout", { token: login.token });
+    // Revoked already (401) is as good as revoked now: either way the token is deleted here.
+    if (res.status !== 204 && res.status !== 401) throw refusal(res, "logout");
+    fs.rmSync(path.join(configHome(), TOKEN_FILE), { force: true });
+    return answer(args, { server: login.server, revoked: true }, `logged out of ${login.server}: the token is revoked and deleted from this machine`);
+  });
+}
+
+/** The plug-in id of a folder (its plugin.json), or null. */
+function folderPluginId(dir) {
+  const m = readJsonFile(path.join(dir, "plugin.json"));
+  return m && typeof m.id === "string" ? m.id : null;
+}
+
+/** The last upload from this machine of plug-in `id`, or of any plug-in when id is null. */
+function lastUpload(id, env = process.env) {
+  if (id !== null) return readJsonFile(pluginFile(id, env));
+  const dir = path.join(configHome(env), "plugins");
+  let newest = null;
+  for (const f of fs.existsSync(dir) ? fs.readdirSync(dir) : []) {
+    if (!f.endsWith(".json")) continue;
+    const kept = readJsonFile(path.join(dir, f));
+    if (kept && Number.isInteger(kept.upload_id) && (!newest || String(kept.uploaded_at) > String(newest.uploaded_at))) newest = kept;
+  }
+  return newest;
+}
+
+/** The upload a `<version>` argument names: an upload id, a folder or a plug-in id (its last
+ * upload from here); by default the plug-in in the current folder, else the last upload. */
+function versionArg(args, login) {
+  const arg = args.positional[0];
+  if (arg !== undefined && /^[0-9]+$/.test(arg)) return Number(arg);
+  let id = null;
+  if (arg === undefined) id = folderPluginId(process.cwd());
+  else if (fs.existsSync(arg) && fs.statSync(arg).isDirectory()) {
+    id = folderPluginId(path.resolve(arg));
+    if (id === null) throw new PublishFailure("refused", `${arg} has no plugin.json with an id`);
+  } else id = arg;
+  const kept = lastUpload(id);
+  if (!kept || kept.server !== login.server || kept.organization_id !== login.organization_id) {
+    throw new PublishFailure("refused", `${id === null ? "no upload" : `no upload of ${id}`} from this machine to ${login.server} yet: give a version id, or run upload first`);
+  }
+  return kept.upload_id;
+}
+
+/** The plug-in a `<plug-in>` argument names: an id or a folder; default the current folder. */
+function pluginArg(args) {
+  const arg = args.positional[0];
+  if (arg !== undefined && !fs.existsSync(arg) && ID_RE.test(arg)) return arg;
+  const dir = path.resolve(arg ?? ".");
+  const id = fs.existsSync(dir) && fs.statSync(dir).isDirectory() ? folderPluginId(dir) : null;
+  if (id === null) throw new UsageError(`${arg ?? "the current folder"} is neither a plug-in id nor a folder with a plugin.json`);
+  return id;
+}
+
+function checksLine(upload) {
+  const parts = upload.checks.map((c) => `${c.name} ${c.status}`);
+  return `upload ${upload.id}: ${upload.plugin_id} ${upload.version}, ${upload.state}${parts.length ? `; checks: ${parts.join(", ")}` : ""}`;
+}
+
+function uploadText(upload) {
+  const lines = [checksLine(upload)];
+  const found = [...(upload.warnings || []), ...upload.checks.flatMap((c) => c.findings.map((f) => ({ ...f, check: c.name })))];
+  for (const f of found) lines.push(`  ${f.severity || "error"} ${f.code}${f.check ? ` (${f.check})` : ""}: ${f.message}${f.fix ? `\n    fix: ${f.fix}` : ""}${f.docs ? `\n    docs: ${f.docs}` : ""}`);
+  if (upload.agent_name) lines.push(`  uploaded by agent ${upload.agent_name}`);
+  return lines.join("\n");
+}
+
+async function cmdUpload(args) {
+  const root = folderArg(args);
+  return publishing(args, async () => {
+    const login = savedLogin();
+    const res = await checkFolder(root);
+    if (!res.ok) {
+      if (args.options.json) process.stdout.write(JSON.stringify({ ok: false, error: { kind: "check", message: `check ${res.summary}; nothing sent` }, findings: res.findings.map((p) => findingJson(p, login.server)) }, null, 2) + "\n");
+      printFindings(res.findings);
+      process.stderr.write(`upload: refused, check ${res.summary}; nothing sent\n`);
+      return 1;
+    }
+    const { bytes } = packBytes(root, res.manifest, res.digest);
+    const upload = await portal(login, "POST", `${orgPath(login)}/uploads`, "upload", { bytes });
+    writePrivate(pluginFile(upload.plugin_id), { plugin_id: upload.plugin_id, upload_id: upload.id, version: upload.version, digest: upload.digest, organization_id: login.organization_id, server: login.server, uploaded_at: new Date().toISOString() });
+    return answer(args, { upload }, `uploaded ${upload.plugin_id} ${upload.version} (digest ${upload.digest})\n${uploadText(upload)}\nnext: ${toolCommand()} status ${upload.id}`);
+  });
+}
+
+async function cmdStatus(args) {
+  return publishing(args, async () => {
+    const login = savedLogin();
+    const id = versionArg(args, login);
+    const tty = Boolean(process.stdout.isTTY) && !args.options.json;
+    let shown = null;
+    for (;;) {
+      const upload = await portal(login, "GET", `${orgPath(login)}/uploads/${id}`, "status");
+      const line = checksLine(upload);
+      if (upload.checks_final) {
+        if (tty && shown !== null) process.stdout.write("\r\x1b[2K");
+        return answer(args, { upload }, `${uploadText(upload)}\nchecks ${upload.checks_passed ? "passed" : "did not pass"}`);
+      }
+      if (!args.options.json && line !== shown) process.stdout.write(tty ? `\r\x1b[2K${line}` : `${line}\n`);
+      shown = line;
+      await sleep(STATUS_POLL_MS);
+    }
+  });
+}
+
+async function cmdReview(args) {
+  if (args.options.file === undefined) throw new UsageError("review needs --file <review.json>");
+  let document;
+  try {
+    document = JSON.parse(fs.readFileSync(path.resolve(args.options.file), "utf8"));
+  } catch (e) {
+    throw new UsageError(`--file "${args.options.file}": ${e.code === "ENOENT" ? "no such file" : `not a JSON file (${e.message})`}`);
+  }
+  if (document === null || typeof document !== "object" || Array.isArray(document)) throw new UsageError(`--file "${args.options.file}": review.json is one JSON object`);
+  return publishing(args, async () => {
+    const login = savedLogin();
+    const id = versionArg(args, login);
+    const upload = await portal(login, "PUT", `${orgPath(login)}/uploads/${id}/review`, "review", { json: document });
+    let attestations = null;
+    if (args.options.attest) attestations = await portal(login, "POST", `${orgPath(login)}/uploads/${id}/attestations`, "attest", { json: { attestations: ATTESTATIONS } });
+    const text = [`review information sent for upload ${id}; its checks run again`, checksLine(upload)];
+    if (attestations) text.push(`attestations made: ${attestations.map((a) => a.attestation).join(", ")}`);
+    text.push(`next: ${toolCommand()} status ${id}, then submit ${id}`);
+    return answer(args, { upload, attestations }, text.join("\n"));
+  });
+}
+
+async function cmdSubmit(args) {
+  return publishing(args, async () => {
+    const login = savedLogin();
+    const id = versionArg(args, login);
+    const done = await portal(login, "POST", `${orgPath(login)}/uploads/${id}/submit`, "submit");
+    const replaced = done.replaced ? `\nupload ${done.replaced.id} (${done.replaced.version}) left review: this one takes its place` : "";
+    return answer(args, { upload: done.upload, replaced: done.replaced }, `submitted upload ${id}: ${done.upload.plugin_id} ${done.upload.version} is ${done.upload.state}${replaced}`);
+  });
+}
+
+async function cmdPublish(args) {
+  return publishing(args, async () => {
+    const login = savedLogin();
+    const id = versionArg(args, login);
+    const upload = await portal(login, "POST", `${orgPath(login)}/uploads/${id}/publish`, "publish");
+    return answer(args, { upload }, `published upload ${id}: ${upload.plugin_id} ${upload.version} is ${upload.state}; live within 15 minutes`);
+  });
+}
+
+function listingText(listing) {
+  const flags = ["listed", "shelved", "taken_down", "retired"].filter((k) => listing[k]);
+  return `${listing.plugin_id}: ${flags.length ? flags.join(", ") : "not listed"}`;
+}
+
+function listingCommand(move) {
+  return async (args) => {
+    const id = pluginArg(args);
+    return publishing(args, async () => {
+      const login = savedLogin();
+      const listing = await portal(login, "POST", `${orgPath(login)}/plugins/${encodeURIComponent(id)}/${move}`, move);
+      return answer(args, { listing }, `${move} ${id}: ${listingText(listing)}`);
+    });
+  };
+}
+
+async function cmdRetire(args) {
+  const id = pluginArg(args);
+  let where = "the portal";
+  try {
+    const login = savedLogin();
+    where = `${login.server}/portal/organizations/${login.organization_id}/plugins/${id}`;
+  } catch {
+    // Not logged in: the refusal is the same, without the address.
+  }
+  const message = `retire: an agent never retires a plug-in; a person retires ${id} in the portal (${where}), typing its id`;
+  if (args.options.json) process.stdout.write(JSON.stringify({ ok: false, error: { kind: "refused", code: "AGENT_FORBIDDEN", message, portal: where } }, null, 2) + "\n");
+  process.stderr.write(`almanac-plugin: AGENT_FORBIDDEN: ${message}\n`);
+  return 1;
+}
+
+// ---------------------------------------------------------------------------------------------
+// check --against: the update rules (Versioning 3 and 4) against a pack, a folder or a version
+// ---------------------------------------------------------------------------------------------
+
+/** The files of a ZIP archive (stored or deflate entries): Map(name -> Buffer). */
+export function readZip(bytes) {
+  let end = -1;
+  for (let i = bytes.length - 22; i >= Math.max(0, bytes.length - 22 - 65535); i--) {
+    if (bytes.readUInt32LE(i) === 0x06054b50) {
+      end = i;
+      break;
+    }
+  }
+  if (end < 0) throw new Error("not a ZIP archive");
+  const count = bytes.readUInt16LE(end + 10);
+  let at = bytes.readUInt32LE(end + 16);
+  const files = new Map();
+  for (let n = 0; n < count; n++) {
+    if (bytes.readUInt32LE(at) !== 0x02014b50) throw new Error("a damaged ZIP archive");
+    const method = bytes.readUInt16LE(at + 10);
+    const size = bytes.readUInt32LE(at + 20);
+    const nameLength = bytes.readUInt16LE(at + 28);
+    const extra = bytes.readUInt16LE(at + 30);
+    const comment = bytes.readUInt16LE(at + 32);
+    const local = bytes.readUInt32LE(at + 42);
+    const name = bytes.subarray(at + 46, at + 46 + nameLength).toString("utf8");
+    const start = local + 30 + bytes.readUInt16LE(local + 26) + bytes.readUInt16LE(local + 28);
+    const data = bytes.subarray(start, start + size);
+    if (method === 8) files.set(name, zlib.inflateRawSync(data));
+    else if (method === 0) files.set(name, Buffer.from(data));
+    else throw new Error(`${name}: compression method ${method}`);
+    at += 46 + nameLength + extra + comment;
+  }
+  return files;
+}
+
+/** {manifest, digest} of what `--against` names: a pack (.zip), a folder, or a version id of
+ * the logged-in organization (fetched from the server given to login). */
+async function againstVersion(text) {
+  if (/^[0-9]+$/.test(text) && !fs.existsSync(text)) {
+    const login = savedLogin();
+    const upload = await portal(login, "GET", `${orgPath(login)}/uploads/${text}`, "check --against");
+    const manifest = await portal(login, "GET", `${orgPath(login)}/uploads/${text}/manifest`, "check --against");
+    return { manifest, digest: upload.digest, label: `version ${text} (${upload.plugin_id} ${upload.version})` };
+  }
+  const file = path.resolve(text);
+  if (!fs.existsSync(file)) throw new UsageError(`--against "${text}": no such pack, folder or version id`);
+  if (fs.statSync(file).isDirectory()) {
+    const manifest = validAgainst(readJsonFile(path.join(file, "plugin.json")), text);
+    return { manifest, digest: computeDigest(file).digest, label: text };
+  }
+  let files;
+  try {
+    files = readZip(fs.readFileSync(file));
+  } catch (e) {
+    throw new UsageError(`--against "${text}": ${e.message}`);
+  }
+  const manifestName = [...files.keys()].find((n) => /^[^/]+\/plugin\.json$/.test(n));
+  const packName = [...files.keys()].find((n) => /^[^/]+\/\.pack\.json$/.test(n));
+  if (!manifestName) throw new UsageError(`--against "${text}": the pack holds no <id>/plugin.json`);
+  let pack = null;
+  try {
+    pack = packName ? JSON.parse(files.get(packName).toString("utf8")) : null;
+  } catch {
+    pack = null;
+  }
+  return { manifest: validAgainst(readManifestText(files.get(manifestName).toString("utf8")).manifest, text), digest: pack?.digest ?? null, label: text };
+}
+
+function validAgainst(manifest, text) {
+  if (!manifest || typeof manifest !== "object" || validateManifest(manifest).some((p) => p.severity === "error")) throw new UsageError(`--against "${text}": its plugin.json does not pass the manifest rules`);
+  return manifest;
+}
+
+function versionKey(v) {
+  return String(v).split(".").map(Number);
+}
+
+/** The version-number rule (Versioning 3) and the update rules (Versioning 4) of `candidate`
+ * (digest `digest`) as an update of `published`. */
+export function updateRuleFindings(published, candidate, digest, publishedDigest) {
+  const out = [];
+  if (published.id !== candidate.id) return [problem("PLG-INVALID", `--against names plug-in ${published.id}, this folder is ${candidate.id}`, { path: "id" })];
+  const [a, b] = [versionKey(candidate.version), versionKey(published.version)];
+  const order = a[0] - b[0] || a[1] - b[1] || a[2] - b[2];
+  if (order === 0 && publishedDigest && digest !== publishedDigest) out.push(problem("PLG-VERSION-REUSED", `version ${candidate.version} names other code already (digest ${publishedDigest}); raise the version`, { path: "version" }));
+  if (order < 0) out.push(problem("PLG-VERSION-NOT-GREATER", `version ${candidate.version} does not exceed ${published.version}`, { path: "version" }));
+  out.push(...compareManifests(published, candidate).map((p) => ({ ...p, file: "plugin.json" })));
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------
 // CLI
 // ---------------------------------------------------------------------------------------------
 
@@ -3297,9 +3834,9 @@ const COMMANDS = {
     details: ["--kind       the first series' kind (default value)", "--timezone   IANA zone of the manifest (default the machine's)", "The name is made from the id; parts without a vowel and well-known acronyms (ecb, fed, imf, oecd, usd, uk, cpi, ...) stay in capitals: ecb-fx-rates -> \"ECB FX Rates\", my-value-plugin -> \"My Value Plugin\"."],
   },
   check: {
-    run: cmdCheck, options: { update: "flag", json: "flag" }, usage: "check [<folder>] [--update] [--json]",
+    run: cmdCheck, options: { update: "flag", json: "flag", against: "value" }, usage: "check [<folder>] [--update] [--json] [--against <pack, folder or version id>]",
     about: "Check the manifest, imports, code files, fixtures; run the fetcher (twice) on fixtures/sources/ behind the guard; check every record; compare with fixtures/records.jsonl; run each fixtures/runs/<case>; check the listing; print the digest.",
-    details: ["--update     write the fetcher's output to fixtures/records.jsonl (and each case's records.jsonl) instead of comparing", "--json       print one object {ok, summary, findings, digest}; each finding has code, severity, message, fix and docs"],
+    details: ["--update     write the fetcher's output to fixtures/records.jsonl (and each case's records.jsonl) instead of comparing", "--json       print one object {ok, summary, findings, digest}; each finding has code, severity, message, fix and docs", "--against    also run the version-number rule and the update rules (Versioning 3 and 4) against a pack, a folder or an uploaded version id of your organization (after login), as the server does at upload"],
   },
   preview: {
     run: cmdPreview, options: { days: "value", language: "value", run: "value", live: "flag", html: "value", json: "flag" },
@@ -3312,29 +3849,47 @@ const COMMANDS = {
   digest: { run: cmdDigest, options: { files: "flag" }, usage: "digest [<folder>] [--files]", about: "Print the digest of the plug-in code (sha256 over the covered files).", details: ["--files      list the covered files in reading order instead"] },
 };
 
-// The publishing commands of the specification, which this version does not have yet: help
-// describes them and running one says so, instead of "no command".
-const LATER_COMMANDS = {
-  login: { usage: "login [--server <url>] [--name <agent name>]", about: "Sign this machine's agent in to a service: prints a code and an address where an owner or admin of your organization approves it, then keeps the token and the server's address in plugin-token.json (see ALMANAC_PLUGIN_HOME). Docs links then point at that server.", details: ["--server     the service's address (https, or this machine)", "--name       the agent's name on the approval screen"] },
-  logout: { usage: "logout", about: "Revoke the token and delete it from this machine." },
-  upload: { usage: "upload [<folder>]", about: "Check, pack and upload; prints the version, its status and the findings." },
-  status: { usage: "status [<version>]", about: "The checks and review status of an uploaded version (default: the plug-in in the current folder, else the last upload)." },
-  review: { usage: "review [<version>] --file <review.json> [--attest]", about: "Send the review information; --attest makes the five attestations." },
-  submit: { usage: "submit [<version>]", about: "Submit a version for review; refused with each reason until its conditions hold." },
-  publish: { usage: "publish [<version>]", about: "Publish an approved version (an agent allowed to publish only)." },
-  unpublish: { usage: "unpublish [<plug-in>]", about: "Take a plug-in out of the store; current readers keep it." },
-  relist: { usage: "relist [<plug-in>]", about: "List an unpublished plug-in again." },
-  retire: { usage: "retire [<plug-in>]", about: "Always refused for an agent: a person retires a plug-in in the portal." },
+// The publishing commands ("Command line"): they speak to the server given to login.
+const json = { json: "flag" };
+const PUBLISHING_COMMANDS = {
+  login: {
+    run: cmdLogin, options: { server: "value", name: "value", ...json }, usage: "login [--server <url>] [--name <agent name>] [--json]",
+    about: "Sign this machine's agent in: prints a code and an address where an owner or admin of your organization approves it (choosing the organization and whether it may publish), waits, then keeps the token and the server's address in plugin-token.json (0600, see ALMANAC_PLUGIN_HOME). Run again within the code's 10 minutes, it waits for the same code. A new login on this machine revokes the token of the one before.",
+    details: ["--server     the service's address: https, or http only to this machine (127.0.0.1, ::1, localhost); default ALMANAC_BASE_URL, else " + DEFAULT_BASE_URL, "--name       the agent's name on the approval screen (default \"almanac-plugin on <this machine's name>\")", "--json       print one object {ok, server, agent_id, agent_name, organization_id, may_publish} (the code and address go to stderr)"],
+  },
+  logout: { run: cmdLogout, options: json, usage: "logout [--json]", about: "Revoke the token at the service and delete it from this machine.", details: ["--json       print one object {ok, server, revoked}"] },
+  upload: {
+    run: cmdUpload, options: json, usage: "upload [<folder>] [--json]",
+    about: "Check and pack the folder (nothing is sent when check fails), upload it to your organization, and print the version, its status and the findings. The version is kept as the plug-in's last upload from this machine (plugins/<id>.json).",
+    details: ["--json       print one object {ok, upload}; upload has id, plugin_id, version, digest, state, checks, warnings, agent_name, ..."],
+  },
+  status: {
+    run: cmdStatus, options: json, usage: "status [<version>] [--json]",
+    about: "Show the checks of an uploaded version until they are final (a progress line on a terminal, plain lines otherwise), then its state and findings. <version> is a version id, or a folder or plug-in id for its last upload from here; default the plug-in in the current folder, else the last upload.",
+    details: ["--json       wait until the checks are final; print one object {ok, upload}"],
+  },
+  review: {
+    run: cmdReview, options: { file: "value", attest: "flag", ...json }, usage: "review [<version>] --file <review.json> [--attest] [--json]",
+    about: "Send the review information (review.json's object; it replaces the upload's review.json and its checks run again); --attest makes the five attestations in your organization's name, recorded with the agent's name.",
+    details: ["--file       the review.json to send (required)", "--attest     make the five attestations: " + ATTESTATIONS.join(", "), "--json       print one object {ok, upload, attestations}"],
+  },
+  submit: { run: cmdSubmit, options: json, usage: "submit [<version>] [--json]", about: "Submit a version for review; refused with each reason (checks, review information, attestations, agreement, domain, invitation) until its conditions hold.", details: ["--json       print one object {ok, upload, replaced}"] },
+  publish: { run: cmdPublish, options: json, usage: "publish [<version>] [--json]", about: "Publish an approved version; only an agent allowed to publish (else AGENT_MAY_NOT_PUBLISH).", details: ["--json       print one object {ok, upload}"] },
+  unpublish: { run: listingCommand("unpublish"), options: json, usage: "unpublish [<plug-in>] [--json]", about: "Take a plug-in out of the store (an id or a folder; default the current folder); current readers keep it. Only an agent allowed to publish.", details: ["--json       print one object {ok, listing}"] },
+  relist: { run: listingCommand("relist"), options: json, usage: "relist [<plug-in>] [--json]", about: "List an unpublished plug-in again; refused for taken-down, shelved or retired plug-ins. Only an agent allowed to publish.", details: ["--json       print one object {ok, listing}"] },
+  retire: { run: cmdRetire, options: json, usage: "retire [<plug-in>] [--json]", about: "Always refused for an agent (AGENT_FORBIDDEN, exit 1): prints where a person retires the plug-in in the portal, typing its id.", details: ["--json       print one object {ok: false, error: {code, message, portal}}"] },
 };
-const notYet = (name) => `${name} is a publishing command, and this version of the tool (${TOOL_VERSION}) does not have it yet; pack writes the ZIP to upload`;
+Object.assign(COMMANDS, PUBLISHING_COMMANDS);
+
+const PUBLISHING_EXITS = "Exit codes: 0 done; 1 not logged in, the service unreachable, or refused (its code and message on stderr; with --json the object on stdout says so too); 2 command not understood.";
 
 function cmdHelp(args) {
   const name = args.positional[0];
   if (name !== undefined) {
-    const c = has(COMMANDS, name) ? COMMANDS[name] : has(LATER_COMMANDS, name) ? LATER_COMMANDS[name] : null;
-    if (!c) throw new UsageError(`no command "${name}"; the commands are ${[...Object.keys(COMMANDS), ...Object.keys(LATER_COMMANDS)].join(", ")}; try: node almanac-plugin.mjs help`);
-    const later = has(LATER_COMMANDS, name) ? `\nNot in this version: ${notYet(name)}.\n` : "";
-    process.stdout.write(`usage: node almanac-plugin.mjs ${c.usage}\n\n${c.about}\n${c.details ? "\n" + c.details.map((d) => `  ${d}`).join("\n") + "\n" : ""}${later}`);
+    const c = has(COMMANDS, name) ? COMMANDS[name] : null;
+    if (!c) throw new UsageError(`no command "${name}"; the commands are ${Object.keys(COMMANDS).join(", ")}; try: node almanac-plugin.mjs help`);
+    const exits = has(PUBLISHING_COMMANDS, name) ? `\n${PUBLISHING_EXITS}\n` : "";
+    process.stdout.write(`usage: node almanac-plugin.mjs ${c.usage}\n\n${c.about}\n${c.details ? "\n" + c.details.map((d) => `  ${d}`).join("\n") + "\n" : ""}${exits}`);
     return 0;
   }
   process.stdout.write(`almanac-plugin.mjs ${TOOL_VERSION}: the Almanac plug-in developers' tool (Node 24, no dependencies)
@@ -3343,16 +3898,18 @@ usage: node almanac-plugin.mjs <command> [options]
 
 ${Object.values(COMMANDS).map((c) => `  ${c.usage}\n      ${c.about}`).join("\n")}
 
-Exit codes: 0 done or passes; 1 does not pass (problems on stderr) or a source could not be reached;
-2 command not understood (unknown command or option, missing argument, refused --days).
+Exit codes: 0 done or passes; 1 does not pass (problems on stderr), a source could not be reached,
+or for a publishing command: not logged in, the service unreachable or refused (code and message
+on stderr); 2 command not understood (unknown command or option, missing argument, refused
+--days, --server or --file).
 Environment: ALMANAC_BASE_URL, the service for docs links and the User-Agent (else the server of
 the last login, kept in ${path.join(configHome(), "plugin-token.json")}; else ${DEFAULT_BASE_URL});
 ALMANAC_PLUGIN_HOME the folder of the tool's own files (default $XDG_CONFIG_HOME/almanac or ~/.config/almanac);
 ALMANAC_PLUGIN_NOW (ISO instant) the moment init writes to fixtures/context.json and check uses without one;
 ALMANAC_PLUGIN_RESOLVE ("host=address,...") pins source hosts to addresses for probe and preview --live.
 The fetcher runs behind a guard (no network, reads only its code files and sources, limits kill it):
-a safeguard, not a sandbox. The publishing commands come in a later version (help <command>
-describes each): ${Object.keys(LATER_COMMANDS).join(", ")}.
+a safeguard, not a sandbox. The publishing commands (${Object.keys(PUBLISHING_COMMANDS).join(", ")})
+talk only to the server given to login, send its token nowhere else and follow no redirect.
 `);
   return 0;
 }
@@ -3396,7 +3953,6 @@ export async function main(argv) {
       return 0;
     }
     const c = has(COMMANDS, name) ? COMMANDS[name] : null;
-    if (!c && has(LATER_COMMANDS, name)) throw new UsageError(`${notYet(name)}; see: node almanac-plugin.mjs help ${name}`);
     if (!c) throw new UsageError(`unknown command "${name}"; try: node almanac-plugin.mjs help`);
     const args = parseArgs(c.options, rest);
     const maxPositional = name === "init" || name === "help" ? 1 : 1;

@@ -25,6 +25,9 @@ class Settings:
     dns_servers: tuple[tuple[str, int], ...] = ()
     """The DNS servers (address, port) domain proofs ask for TXT records; empty means the
     system's resolver configuration (`ALMANAC_DNS_SERVERS`)."""
+    device_poll_interval: int = 5
+    """Seconds an agent's `login` waits between polls of the device grant (RFC 8628
+    `interval`; `slow_down` adds 5 to a code's own)."""
 
     @property
     def dagster_home(self) -> Path:

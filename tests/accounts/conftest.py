@@ -18,6 +18,9 @@ T0 = datetime(2026, 11, 2, 12, 0, tzinfo=UTC)
 
 # Children before parents, so plain DELETEs (much faster than TRUNCATE) empty them.
 ACCOUNT_TABLES = (
+    # Agent tokens and login codes point at accounts and organizations.
+    "agent_tokens",
+    "agent_device_codes",
     # Publishing rows point at accounts, organizations and invitation requests.
     "store_listings",
     "portal_notices",

@@ -4,6 +4,7 @@ test moves."""
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import socket
 import threading
@@ -166,15 +167,20 @@ def live_api(
     engine: Engine,
     passwords_,
     mailer: Mailer | None = None,
+    *,
+    clock: SteppedClock | None = None,
+    settings: dict | None = None,
     **kwargs,
 ) -> Iterator[Api]:
     """A fresh app on the live loopback server; mail goes to the outbox unless `mailer` is
-    given; domain proofs reach nothing unless `domain_prover` is given."""
+    given; domain proofs reach nothing unless `domain_prover` is given. `clock` replaces the
+    stepped clock, `settings` changes fields of the settings."""
     dispatcher, base_url = server
-    clock = SteppedClock()
+    clock = clock or SteppedClock()
     kwargs.setdefault("domain_prover", offline_prover())
+    made = settings_for(engine.url.render_as_string(hide_password=False), base_url)
     app = create_app(
-        settings_for(engine.url.render_as_string(hide_password=False), base_url),
+        dataclasses.replace(made, **(settings or {})),
         clock=clock,
         mailer=mailer or OutboxMailer(engine),
         engine=engine,

@@ -46,9 +46,31 @@ class FuzzTarget:
     fresh_cookie: Any  # () -> str: a new operator session, for the sign-out operation
 
 
+# The device grant's two endpoints answer as OAuth does (RFC 6749 section 5.2; RFC 8628
+# section 3.5): 400 with `{error, error_description}` in application/json.
+OAUTH_PATHS = frozenset({"/api/v1/device/code", "/api/v1/device/token"})
+OAUTH_ERRORS = frozenset(
+    {
+        "invalid_request",
+        "invalid_client",
+        "invalid_grant",
+        "unsupported_grant_type",
+        "authorization_pending",
+        "slow_down",
+        "access_denied",
+        "expired_token",
+    }
+)
+
+
 def error_is_problem_json(ctx: Any, response: Any, case: Any) -> None:
-    """Every 4xx and 5xx answer is an RFC 9457 problem."""
+    """Every 4xx and 5xx answer is an RFC 9457 problem; the device grant's 400 an OAuth error."""
     if response.status_code < 400:
+        return
+    types = response.headers.get("content-type", [])
+    oauth = case.path in OAUTH_PATHS and response.status_code == 400
+    if oauth and types and types[0].startswith("application/json"):
+        assert response.json()["error"] in OAUTH_ERRORS, response.text
         return
     types = response.headers.get("content-type", [])
     content_type = types[0] if types else ""

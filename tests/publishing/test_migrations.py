@@ -8,6 +8,7 @@ from alembic.migration import MigrationContext
 from sqlalchemy import inspect
 
 import almanac.platform.accounts.models
+import almanac.platform.agents.models
 import almanac.platform.mail.models
 import almanac.platform.publishing.models  # noqa: F401
 from almanac.platform.store.base import Base
@@ -25,6 +26,9 @@ PUBLISHING_TABLES = {
     "version_check_inputs",
     "portal_review_information",
     "portal_attestations",
+    # Agent access (platform/agents/models.py, migration 0010_agents).
+    "agent_device_codes",
+    "agent_tokens",
 }
 
 

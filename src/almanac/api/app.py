@@ -16,7 +16,9 @@ from almanac.api.pages import install_pages
 from almanac.api.problems import install_problem_handlers, problem_response
 from almanac.api.redact import install_access_log_redaction
 from almanac.api.routes import (
+    agents,
     auth,
+    device,
     feeds,
     host,
     host_alerts,
@@ -156,10 +158,13 @@ def create_app(
         domain_prover=domain_prover,
     )
     install_problem_handlers(app)
+    device.install_oauth_errors(app)
     install_access_log_redaction()
 
     v1 = APIRouter(prefix=API_PREFIX)
     for area in (auth, tokens, organizations, staff, invitations, host, portal, portal_listings):
+        v1.include_router(area.router)
+    for area in (agents, device):
         v1.include_router(area.router)
     v1.include_router(review.router)
     v1.include_router(store.router)

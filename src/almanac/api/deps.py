@@ -5,14 +5,15 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from fastapi import Depends, Request
 from sqlalchemy.orm import Session
 
 from almanac.api.context import ApiContext
-from almanac.platform import accounts
+from almanac.platform import accounts, agents
 from almanac.platform.accounts import Account, StaffRole
+from almanac.platform.agents import AgentAction, AgentGrant
 
 SESSION_COOKIE = "almanac_session"
 
@@ -70,11 +71,39 @@ Now = Annotated[datetime, Depends(get_now)]
 
 @dataclass(frozen=True, slots=True)
 class Principal:
-    """Who is asking, and with what: a web session cookie or a bearer token."""
+    """Who is asking, and with what: a web session cookie, a bearer token, or an agent's token
+    (`agent`: what it was approved for; `account` is then its approver's)."""
 
     account: Account
-    via: Literal["session", "token"]
+    via: Literal["session", "token", "agent"]
     token_id: int | None = None
+    agent: AgentGrant | None = None
+
+
+def _agent_principal(
+    request: Request, ctx: ApiContext, db: Session, now: datetime, secret: str
+) -> Principal:
+    """An agent's token, checked at every use: unknown, revoked, or its approver no longer
+    owner or admin of the organization is AUTH-REQUIRED (the last revokes it for good)."""
+
+    def use(session: Session) -> AgentGrant:
+        try:
+            row = agents.use_agent_token(session, secret, now)
+        except accounts.NotAuthenticated:
+            session.commit()  # a revocation made on the way is kept
+            raise
+        grant = agents.grant_of(row)
+        session.commit()
+        return grant
+
+    if may_write(request):
+        grant = use(db)
+    else:
+        with ctx.write_sessions() as writer:
+            grant = use(writer)
+    approver = db.get(Account, grant.approved_by)
+    assert approver is not None
+    return Principal(account=approver, via="agent", agent=grant)
 
 
 def current_principal(request: Request, ctx: Context, db: Db, now: Now) -> Principal:
@@ -85,6 +114,8 @@ def current_principal(request: Request, ctx: Context, db: Db, now: Now) -> Princ
         scheme, _, secret = header.partition(" ")
         if scheme.lower() != "bearer" or not secret.strip():
             raise accounts.NotAuthenticated("send the token as Authorization: Bearer <token>")
+        if agents.is_agent_secret(secret.strip()):
+            return _agent_principal(request, ctx, db, now, secret.strip())
         account, token = accounts.token_account(db, secret.strip())
         if may_write(request):
             accounts.record_token_use(db, token.id, now)
@@ -106,6 +137,10 @@ CurrentPrincipal = Annotated[Principal, Depends(current_principal)]
 
 
 def current_account(principal: CurrentPrincipal) -> Account:
+    """The account asking; an agent's token is refused (AGENT_FORBIDDEN): it reaches only the
+    routes that name their agent action (`acting`)."""
+    if principal.agent is not None:
+        agents.agent_may(AgentAction.OTHER, principal.agent)
     return principal.account
 
 
@@ -114,7 +149,10 @@ CurrentAccount = Annotated[Account, Depends(current_account)]
 
 def require_session(principal: CurrentPrincipal) -> Account:
     """The account when it signed in with its password (a web session), not a token: for
-    moves a leaked token must not make, such as creating more tokens."""
+    moves a leaked token must not make, such as creating more tokens. An agent's token is
+    AGENT_FORBIDDEN."""
+    if principal.agent is not None:
+        agents.agent_may(AgentAction.OTHER, principal.agent)
     if principal.via != "session":
         raise accounts.Forbidden("sign in with your password for this; a token may not do it")
     return principal.account
@@ -143,3 +181,55 @@ Operator = Annotated[Account, Depends(require_operator)]
 Reviewer = Annotated[Account, Depends(require_reviewer)]
 SessionAccount = Annotated[Account, Depends(require_session)]
 VerifiedAccount = Annotated[Account, Depends(require_verified)]
+
+
+@dataclass(frozen=True, slots=True)
+class Actor:
+    """Who makes a portal move: the account (an agent's approver, for an agent) and the
+    agent's name when an agent's token makes it (kept with uploads and attestations)."""
+
+    account: Account
+    agent_name: str | None = None
+
+
+def _path_organization(request: Request) -> int | None:
+    raw = request.path_params.get("organization_id")
+    return int(raw) if isinstance(raw, str) and raw.isdigit() else None
+
+
+def acting(action: AgentAction) -> Any:
+    """The dependency of a route an agent's token may reach, naming its move: a person (session
+    or token) passes as before; an agent passes only when `agents.agent_may` allows `action`
+    in the route's organization, its path parameter `organization_id` (AGENT_FORBIDDEN,
+    AGENT_MAY_NOT_PUBLISH otherwise). Use as `actor: Annotated[Actor, acting(AgentAction.X)]`."""
+
+    def dependency(request: Request, principal: CurrentPrincipal) -> Actor:
+        if principal.agent is None:
+            return Actor(principal.account)
+        organization_id = _path_organization(request)
+        if organization_id is None:
+            # Only routes under /portal/organizations/{organization_id}/ are an agent's.
+            raise agents.AgentForbidden(
+                "an agent's token reaches only its organization's portal routes"
+            )
+        agents.agent_may(action, principal.agent, organization_id)
+        return Actor(principal.account, principal.agent.agent_name)
+
+    dependency.__name__ = f"acting_{action.name.lower()}"
+    return Depends(dependency)
+
+
+def person_only(action: AgentAction) -> Any:
+    """The dependency of a person's move made with a password sign-in (a web session): an
+    agent's token is refused by `agents.agent_may` for `action` (AGENT_FORBIDDEN), a person's
+    token with FORBIDDEN. Use as `account: Annotated[Account, person_only(AgentAction.X)]`."""
+
+    def dependency(request: Request, principal: CurrentPrincipal) -> Account:
+        if principal.agent is not None:
+            agents.agent_may(action, principal.agent, _path_organization(request))
+        if principal.via != "session":
+            raise accounts.Forbidden("sign in with your password for this; a token may not do it")
+        return principal.account
+
+    dependency.__name__ = f"person_{action.name.lower()}"
+    return Depends(dependency)

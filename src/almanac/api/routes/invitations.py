@@ -6,7 +6,8 @@ from fastapi import APIRouter, Request, status
 
 from almanac.api.deps import Db, Now
 from almanac.api.schemas.invitations import InvitationIn, InvitationOut
-from almanac.platform import accounts
+from almanac.platform import accounts, agents
+from almanac.platform.agents import AgentAction
 
 router = APIRouter(prefix="/developers", tags=["invitations"])
 
@@ -15,8 +16,17 @@ router = APIRouter(prefix="/developers", tags=["invitations"])
 def request_invitation(body: InvitationIn, request: Request, db: Db, now: Now) -> InvitationOut:
     """No credentials. The answer is the same whether or not the domain is known or already
     asked for; nothing is mailed until someone is invited. At most 5 a day per address."""
-    if "authorization" in request.headers:
-        # "Authentication" 5: a token may not ask to be invited.
+    header = request.headers.get("authorization")
+    if header is not None:
+        # "Authentication" 5: a token may not ask to be invited; an agent's is AGENT_FORBIDDEN.
+        secret = header.partition(" ")[2].strip()
+        if agents.is_agent_secret(secret):
+            try:
+                grant = agents.grant_of(agents.use_agent_token(db, secret, now))
+            except accounts.NotAuthenticated:
+                grant = None
+            if grant is not None:
+                agents.agent_may(AgentAction.ASK_INVITATION, grant)
         raise accounts.Forbidden("invitation requests take no credentials; send none")
     accounts.request_invitation(
         db,

@@ -2,7 +2,9 @@
 Developer Agreement and its acceptance, plug-in id reservations, and the submission gate.
 
 Naming and proving the domain and accepting the agreement are a person's moves, signed in with
-a password ("Authentication" 5): a bearer token is refused for them.
+a password ("Authentication" 5): a bearer token is refused for them (an agent's with
+AGENT_FORBIDDEN). Each route names the move an agent's token would make (`acting`,
+`person_only`); `agents.agent_may` decides, from its one table, whether an agent may.
 
 Uploads ("Version in the portal"): the packed archive is the raw body with
 `Content-Type: application/zip` (415 otherwise), as the host's pack route takes it; the static
@@ -17,7 +19,7 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Body, Depends, Request, Response, status
 
-from almanac.api.deps import Context, CurrentAccount, Db, Now, SessionAccount
+from almanac.api.deps import Actor, Context, Db, Now, acting, person_only
 from almanac.api.problems import ProblemError
 from almanac.api.routes.host_pages import findings
 from almanac.api.schemas import RowIdPath
@@ -43,6 +45,8 @@ from almanac.api.schemas.portal import (
     UploadCheckOut,
     UploadOut,
 )
+from almanac.platform.accounts import Account
+from almanac.platform.agents import AgentAction
 from almanac.platform.contract.pack import MAX_ARCHIVE_BYTES, CodeRefused
 from almanac.platform.contract.problems import docs_link
 from almanac.platform.publishing import agreement, domains, gate, ids, submission, uploads
@@ -53,6 +57,20 @@ from almanac.platform.publishing.models import CheckStatus
 from almanac.platform.publishing.roles import require_member
 
 router = APIRouter(prefix="/portal", tags=["portal"])
+
+# Who may make each move: a person, or an agent's token where `agents.agent_may` allows the
+# move named here ("Authentication" 4-5); person-only moves need a password sign-in.
+Reading = Annotated[Actor, acting(AgentAction.READ)]
+Uploading = Annotated[Actor, acting(AgentAction.UPLOAD)]
+Withdrawing = Annotated[Actor, acting(AgentAction.WITHDRAW)]
+Rerunning = Annotated[Actor, acting(AgentAction.RERUN_CHECKS)]
+SendingReview = Annotated[Actor, acting(AgentAction.SEND_REVIEW_INFORMATION)]
+Attesting = Annotated[Actor, acting(AgentAction.ATTEST)]
+Submitting = Annotated[Actor, acting(AgentAction.SUBMIT)]
+Reserving = Annotated[Actor, acting(AgentAction.RESERVE_ID)]
+NamingDomain = Annotated[Account, person_only(AgentAction.NAME_DOMAIN)]
+VerifyingDomain = Annotated[Account, person_only(AgentAction.VERIFY_DOMAIN)]
+AcceptingAgreement = Annotated[Account, person_only(AgentAction.ACCEPT_AGREEMENT)]
 
 
 def domain_out(found: DomainStatus) -> DomainOut:
@@ -116,15 +134,15 @@ def _id(found: IdBinding) -> PluginIdOut:
 
 
 @router.get("/organizations/{organization_id}/domain", response_model=DomainOut)
-def show_domain(organization_id: RowIdPath, account: CurrentAccount, db: Db) -> DomainOut:
+def show_domain(organization_id: RowIdPath, actor: Reading, db: Db) -> DomainOut:
     """The organization's domain, the TXT record and file that prove it, its state and the last
     check; NOT-FOUND before one is named."""
-    return domain_out(domains.domain_status(db, organization_id, account))
+    return domain_out(domains.domain_status(db, organization_id, actor.account))
 
 
 @router.put("/organizations/{organization_id}/domain", response_model=DomainOut)
 def name_domain(
-    organization_id: RowIdPath, body: DomainIn, account: SessionAccount, db: Db, now: Now
+    organization_id: RowIdPath, body: DomainIn, account: NamingDomain, db: Db, now: Now
 ) -> DomainOut:
     """Name the organization's domain (owners and admins) and get its proof: a TXT record
     `_almanac-verify.<domain>` or a file `https://<domain>/.well-known/almanac-verify.txt`,
@@ -138,7 +156,7 @@ def name_domain(
 
 @router.post("/organizations/{organization_id}/domain/check", response_model=DomainOut)
 def check_domain(
-    organization_id: RowIdPath, account: SessionAccount, db: Db, ctx: Context, now: Now
+    organization_id: RowIdPath, account: VerifyingDomain, db: Db, ctx: Context, now: Now
 ) -> DomainOut:
     """Check now (owners and admins): tries the TXT record and the file; the answer's
     `last_check` says what each held and `proved_by` which one proved the domain. Not proved
@@ -176,11 +194,11 @@ def agreement_version(version: AgreementVersionPath, db: Db) -> AgreementVersion
 
 @router.get("/organizations/{organization_id}/agreement", response_model=AgreementStandingOut)
 def agreement_standing(
-    organization_id: RowIdPath, account: CurrentAccount, db: Db, now: Now
+    organization_id: RowIdPath, actor: Reading, db: Db, now: Now
 ) -> AgreementStandingOut:
     """Which versions the organization accepted, by whom and when, and whether the version in
     effect is among them."""
-    accepted = agreement.organization_acceptances(db, organization_id, account)
+    accepted = agreement.organization_acceptances(db, organization_id, actor.account)
     current = agreement.version_in_effect(db, now)
     return AgreementStandingOut(
         in_effect_version=None if current is None else current.version,
@@ -198,7 +216,7 @@ def agreement_standing(
 def accept_agreement(
     organization_id: RowIdPath,
     body: AgreementAcceptIn,
-    account: SessionAccount,
+    account: AcceptingAgreement,
     db: Db,
     now: Now,
 ) -> AgreementAcceptanceOut:
@@ -210,9 +228,9 @@ def accept_agreement(
 
 
 @router.get("/organizations/{organization_id}/ids", response_model=list[PluginIdOut])
-def list_ids(organization_id: RowIdPath, account: CurrentAccount, db: Db) -> list[PluginIdOut]:
+def list_ids(organization_id: RowIdPath, actor: Reading, db: Db) -> list[PluginIdOut]:
     """The plug-in ids bound to the organization, reserved or uploaded."""
-    return [_id(b) for b in ids.organization_ids(db, organization_id, account)]
+    return [_id(b) for b in ids.organization_ids(db, organization_id, actor.account)]
 
 
 @router.post(
@@ -221,23 +239,23 @@ def list_ids(organization_id: RowIdPath, account: CurrentAccount, db: Db) -> lis
     response_model=PluginIdOut,
 )
 def reserve_id(
-    organization_id: RowIdPath, body: PluginIdIn, account: CurrentAccount, db: Db, now: Now
+    organization_id: RowIdPath, body: PluginIdIn, actor: Reserving, db: Db, now: Now
 ) -> PluginIdOut:
     """Reserve an id before uploading (owners and admins of an organization with a verified
     domain): it is the organization's for good. Refused: PLG-MANIFEST-ID, PLG-ID-RESERVED,
     PLG-ID-TAKEN, PLG-ID-RETIRED, DOMAIN-NOT-VERIFIED."""
-    found = ids.reserve_id(db, organization_id, account, body.id, now)
+    found = ids.reserve_id(db, organization_id, actor.account, body.id, now)
     db.commit()
     return _id(found)
 
 
 @router.get("/organizations/{organization_id}/gate", response_model=GateOut)
 def submission_gate(
-    organization_id: RowIdPath, account: CurrentAccount, db: Db, ctx: Context, now: Now
+    organization_id: RowIdPath, actor: Reading, db: Db, ctx: Context, now: Now
 ) -> GateOut:
     """May the organization submit now? Every reason it may not, each with its catalog code:
     DOMAIN-NOT-VERIFIED, DOMAIN-LAPSED, DOMAIN-NOT-INVITED, AGREEMENT-NOT-ACCEPTED."""
-    require_member(db, organization_id, account)
+    require_member(db, organization_id, actor.account)
     answer = gate.submission_gate(db, organization_id, now)
     base_url = ctx.settings.base_url
     return GateOut(
@@ -343,7 +361,7 @@ def upload_out(found: uploads.UploadView, base_url: str) -> UploadOut:
 def upload_version(
     archive: Annotated[bytes, Depends(_archive)],
     organization_id: RowIdPath,
-    account: CurrentAccount,
+    actor: Uploading,
     ctx: Context,
     db: Db,
     now: Now,
@@ -359,11 +377,13 @@ def upload_version(
     # The body is read before the role check (the parameter order); the role check's
     # transaction ends before the archive checks, which must not hold the write lock of the
     # embedded default; the upload's own transaction follows.
-    uploads.require_uploader(db, organization_id, account)
+    uploads.require_uploader(db, organization_id, actor.account)
     db.commit()
     with code_refusals():
         examined = uploads.examine(archive)
-        answer = uploads.upload(db, organization_id, account, examined, now)
+        answer = uploads.upload(
+            db, organization_id, actor.account, examined, now, agent_name=actor.agent_name
+        )
     db.commit()
     if not answer.created:
         response.status_code = status.HTTP_200_OK
@@ -372,12 +392,12 @@ def upload_version(
 
 @router.get("/organizations/{organization_id}/uploads", response_model=list[UploadOut])
 def list_uploads(
-    organization_id: RowIdPath, account: CurrentAccount, ctx: Context, db: Db
+    organization_id: RowIdPath, actor: Reading, ctx: Context, db: Db
 ) -> list[UploadOut]:
     """The organization's uploaded versions, newest first, with their checks (members)."""
     return [
         upload_out(u, ctx.settings.base_url)
-        for u in uploads.organization_uploads(db, organization_id, account)
+        for u in uploads.organization_uploads(db, organization_id, actor.account)
     ]
 
 
@@ -385,12 +405,12 @@ def list_uploads(
 def show_upload(
     organization_id: RowIdPath,
     upload_id: UploadIdPath,
-    account: CurrentAccount,
+    actor: Reading,
     ctx: Context,
     db: Db,
 ) -> UploadOut:
     """One uploaded version with its checks and findings (members; 404 to anyone else)."""
-    found = uploads.show_upload(db, organization_id, account, upload_id)
+    found = uploads.show_upload(db, organization_id, actor.account, upload_id)
     return upload_out(found, ctx.settings.base_url)
 
 
@@ -400,13 +420,13 @@ def show_upload(
 def withdraw_upload(
     organization_id: RowIdPath,
     upload_id: UploadIdPath,
-    account: CurrentAccount,
+    actor: Withdrawing,
     ctx: Context,
     db: Db,
     now: Now,
 ) -> UploadOut:
     """Withdraw an upload (owners and admins); withdrawn already is STATE-CONFLICT."""
-    found = uploads.withdraw(db, organization_id, account, upload_id, now)
+    found = uploads.withdraw(db, organization_id, actor.account, upload_id, now)
     db.commit()
     return upload_out(found, ctx.settings.base_url)
 
@@ -417,14 +437,14 @@ def withdraw_upload(
 def rerun_checks(
     organization_id: RowIdPath,
     upload_id: UploadIdPath,
-    account: CurrentAccount,
+    actor: Rerunning,
     ctx: Context,
     db: Db,
     now: Now,
 ) -> UploadOut:
     """Re-run the checks of an upload (owners and admins; PLG-QUOTA-CHECKING applies)."""
     with code_refusals():
-        found = uploads.rerun_checks(db, organization_id, account, upload_id, now)
+        found = uploads.rerun_checks(db, organization_id, actor.account, upload_id, now)
     db.commit()
     return upload_out(found, ctx.settings.base_url)
 
@@ -436,13 +456,13 @@ def rerun_checks(
 def show_review_information(
     organization_id: RowIdPath,
     upload_id: UploadIdPath,
-    account: CurrentAccount,
+    actor: Reading,
     ctx: Context,
     db: Db,
 ) -> ReviewInformationOut:
     """The upload's review information (sent separately, else its review.json) and every way
     it is not complete for submitting (members)."""
-    found = submission.review_information(db, organization_id, account, upload_id)
+    found = submission.review_information(db, organization_id, actor.account, upload_id)
     return ReviewInformationOut(
         upload_id=found.upload_id,
         source=found.source,
@@ -459,7 +479,7 @@ def send_review_information(
     organization_id: RowIdPath,
     upload_id: UploadIdPath,
     document: Annotated[dict[str, Any], Body(description="review.json's object")],
-    account: CurrentAccount,
+    actor: SendingReview,
     ctx: Context,
     db: Db,
     now: Now,
@@ -470,7 +490,7 @@ def send_review_information(
     withdrawn, in review or being checked."""
     with code_refusals():
         found = submission.send_review_information(
-            db, organization_id, account, upload_id, document, now
+            db, organization_id, actor.account, upload_id, document, now
         )
     db.commit()
     return upload_out(found, ctx.settings.base_url)
@@ -491,11 +511,12 @@ def attestation_out(found: submission.AttestationMade) -> AttestationOut:
     response_model=list[AttestationOut],
 )
 def list_attestations(
-    organization_id: RowIdPath, upload_id: UploadIdPath, account: CurrentAccount, db: Db
+    organization_id: RowIdPath, upload_id: UploadIdPath, actor: Reading, db: Db
 ) -> list[AttestationOut]:
     """The attestations made for the upload's version, with who and when (members)."""
     return [
-        attestation_out(a) for a in submission.attestations(db, organization_id, account, upload_id)
+        attestation_out(a)
+        for a in submission.attestations(db, organization_id, actor.account, upload_id)
     ]
 
 
@@ -507,13 +528,21 @@ def make_attestations(
     organization_id: RowIdPath,
     upload_id: UploadIdPath,
     body: AttestationsIn,
-    account: CurrentAccount,
+    actor: Attesting,
     db: Db,
     now: Now,
 ) -> list[AttestationOut]:
     """Make attestations in the organization's name for the upload's version (owners and
     admins); each is kept once with who and when. Answers every attestation made so far."""
-    made = submission.attest(db, organization_id, account, upload_id, body.attestations, now)
+    made = submission.attest(
+        db,
+        organization_id,
+        actor.account,
+        upload_id,
+        body.attestations,
+        now,
+        agent_name=actor.agent_name,
+    )
     db.commit()
     return [attestation_out(a) for a in made]
 
@@ -524,7 +553,7 @@ def make_attestations(
 def submit_upload(
     organization_id: RowIdPath,
     upload_id: UploadIdPath,
-    account: CurrentAccount,
+    actor: Submitting,
     ctx: Context,
     db: Db,
     now: Now,
@@ -541,7 +570,7 @@ def submit_upload(
     chosen = body is not None and body.publish_on_approval
     try:
         done = submission.submit(
-            db, organization_id, account, upload_id, now, publish_on_approval=chosen
+            db, organization_id, actor.account, upload_id, now, publish_on_approval=chosen
         )
     except submission.SubmitRefused as refused:
         raise ProblemError(409, "SUBMIT-REFUSED", str(refused), refused.reasons) from None
@@ -550,3 +579,15 @@ def submit_upload(
         upload=upload_out(done.upload, base_url),
         replaced=None if done.replaced is None else upload_out(done.replaced, base_url),
     )
+
+
+@router.get(
+    "/organizations/{organization_id}/uploads/{upload_id}/manifest",
+    response_model=dict[str, Any],
+)
+def show_upload_manifest(
+    organization_id: RowIdPath, upload_id: UploadIdPath, actor: Reading, db: Db
+) -> dict[str, Any]:
+    """The upload's plugin.json as uploaded (members): what `check --against <version id>`
+    compares a folder with (the update rules and the version number)."""
+    return uploads.upload_manifest(db, organization_id, actor.account, upload_id)

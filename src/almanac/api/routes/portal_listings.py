@@ -4,10 +4,12 @@ history, the portal's notices, and the reports on the organization's plug-ins.""
 
 from __future__ import annotations
 
+from typing import Annotated
+
 from fastapi import APIRouter
 
-from almanac.api.deps import Context, CurrentAccount, Db, Now
-from almanac.api.routes.portal import upload_out
+from almanac.api.deps import Actor, Context, Db, Now, acting
+from almanac.api.routes.portal import Reading, upload_out
 from almanac.api.routes.reader import report_out
 from almanac.api.schemas import RowIdPath
 from almanac.api.schemas.portal import (
@@ -20,11 +22,17 @@ from almanac.api.schemas.portal import (
 )
 from almanac.api.schemas.reader import ReportOut
 from almanac.platform import audience
+from almanac.platform.agents import AgentAction
 from almanac.platform.mail import send_all
 from almanac.platform.publishing import listings, notices, publication
 from almanac.platform.publishing.listings import ListingView
 
 router = APIRouter(prefix="/portal", tags=["portal"])
+
+Publishing = Annotated[Actor, acting(AgentAction.PUBLISH)]
+Unpublishing = Annotated[Actor, acting(AgentAction.UNPUBLISH)]
+Relisting = Annotated[Actor, acting(AgentAction.RELIST)]
+Retiring = Annotated[Actor, acting(AgentAction.RETIRE)]
 
 
 def listing_out(view: ListingView) -> ListingOut:
@@ -51,7 +59,7 @@ def listing_out(view: ListingView) -> ListingOut:
 def publish_upload(
     organization_id: RowIdPath,
     upload_id: RowIdPath,
-    account: CurrentAccount,
+    actor: Publishing,
     ctx: Context,
     db: Db,
     now: Now,
@@ -60,36 +68,40 @@ def publish_upload(
     at once, its first run is requested, and the version published before is superseded.
     409 STATE-CONFLICT unless approved; 409 REVIEW-CONTENT-CHANGED when it is not exactly the
     content approved."""
-    published = publication.publish(db, organization_id, account, upload_id, now)
+    published = publication.publish(
+        db, organization_id, actor.account, upload_id, now, agent_name=actor.agent_name
+    )
     db.commit()
     return upload_out(published, ctx.settings.base_url)
 
 
 @router.get("/organizations/{organization_id}/plugins", response_model=list[ListingOut])
-def published_plugins(
-    organization_id: RowIdPath, account: CurrentAccount, db: Db
-) -> list[ListingOut]:
+def published_plugins(organization_id: RowIdPath, actor: Reading, db: Db) -> list[ListingOut]:
     """The organization's published plug-ins and their listings (members)."""
-    return [listing_out(v) for v in listings.organization_listings(db, organization_id, account)]
+    return [
+        listing_out(v) for v in listings.organization_listings(db, organization_id, actor.account)
+    ]
 
 
 @router.get("/organizations/{organization_id}/plugins/{plugin_id}", response_model=ListingOut)
 def published_plugin(
-    organization_id: RowIdPath, plugin_id: str, account: CurrentAccount, db: Db
+    organization_id: RowIdPath, plugin_id: str, actor: Reading, db: Db
 ) -> ListingOut:
     """One published plug-in's listing (members)."""
-    return listing_out(listings.show_listing(db, organization_id, account, plugin_id))
+    return listing_out(listings.show_listing(db, organization_id, actor.account, plugin_id))
 
 
 @router.post(
     "/organizations/{organization_id}/plugins/{plugin_id}/unpublish", response_model=ListingOut
 )
 def unpublish(
-    organization_id: RowIdPath, plugin_id: str, account: CurrentAccount, db: Db, now: Now
+    organization_id: RowIdPath, plugin_id: str, actor: Unpublishing, db: Db, now: Now
 ) -> ListingOut:
     """Unpublish (owners and admins): nobody new installs it; it keeps running for its
     readers. Repeated, it does nothing."""
-    view = listings.unpublish(db, organization_id, account, plugin_id, now)
+    view = listings.unpublish(
+        db, organization_id, actor.account, plugin_id, now, agent_name=actor.agent_name
+    )
     db.commit()
     return listing_out(view)
 
@@ -98,11 +110,13 @@ def unpublish(
     "/organizations/{organization_id}/plugins/{plugin_id}/relist", response_model=ListingOut
 )
 def relist(
-    organization_id: RowIdPath, plugin_id: str, account: CurrentAccount, db: Db, now: Now
+    organization_id: RowIdPath, plugin_id: str, actor: Relisting, db: Db, now: Now
 ) -> ListingOut:
     """List again after Unpublish (owners and admins); 409 LISTING-NOT-RELISTABLE after a
     takedown, the service's shelf or retirement. Repeated, it does nothing."""
-    view = listings.relist(db, organization_id, account, plugin_id, now)
+    view = listings.relist(
+        db, organization_id, actor.account, plugin_id, now, agent_name=actor.agent_name
+    )
     db.commit()
     return listing_out(view)
 
@@ -114,7 +128,7 @@ def retire(
     organization_id: RowIdPath,
     plugin_id: str,
     body: RetireIn,
-    account: CurrentAccount,
+    actor: Retiring,
     ctx: Context,
     db: Db,
     now: Now,
@@ -122,7 +136,7 @@ def retire(
     """Retire, typing the id in `confirm` (else PLG-RETIRE-CONFIRM): runs stop for good,
     readers keep the records, the id is never used again, versions in review are withdrawn,
     owners and admins are e-mailed."""
-    done = listings.retire(db, organization_id, account, plugin_id, body.confirm, now)
+    done = listings.retire(db, organization_id, actor.account, plugin_id, body.confirm, now)
     db.commit()
     send_all(ctx.mailer, done.mails, now)
     return RetiredOut(listing=listing_out(done.listing), withdrawn=list(done.withdrawn))
@@ -133,12 +147,12 @@ def retire(
     response_model=list[ListingMoveOut],
 )
 def listing_history(
-    organization_id: RowIdPath, plugin_id: str, account: CurrentAccount, db: Db
+    organization_id: RowIdPath, plugin_id: str, actor: Reading, db: Db
 ) -> list[ListingMoveOut]:
     """Every move of the plug-in's listing, oldest first, with who made it (members)."""
     return [
         ListingMoveOut(action=m.action, by=m.by, at=m.at, detail=m.detail)
-        for m in listings.listing_history(db, organization_id, account, plugin_id)
+        for m in listings.listing_history(db, organization_id, actor.account, plugin_id)
     ]
 
 
@@ -147,19 +161,18 @@ def listing_history(
     response_model=list[ReportOut],
 )
 def plugin_reports(
-    organization_id: RowIdPath, plugin_id: str, account: CurrentAccount, db: Db
+    organization_id: RowIdPath, plugin_id: str, actor: Reading, db: Db
 ) -> list[ReportOut]:
     """Every report on one of the organization's plug-ins, newest first, never who sent it
     (owners and admins)."""
     return [
-        report_out(r) for r in audience.publisher_reports(db, organization_id, account, plugin_id)
+        report_out(r)
+        for r in audience.publisher_reports(db, organization_id, actor.account, plugin_id)
     ]
 
 
 @router.get("/organizations/{organization_id}/notices", response_model=list[NoticeOut])
-def organization_notices(
-    organization_id: RowIdPath, account: CurrentAccount, db: Db
-) -> list[NoticeOut]:
+def organization_notices(organization_id: RowIdPath, actor: Reading, db: Db) -> list[NoticeOut]:
     """What the portal told the organization, newest first (members): each reviewer's
     decision, each retirement."""
     return [
@@ -172,5 +185,5 @@ def organization_notices(
             body=n.body,
             at=n.at,
         )
-        for n in notices.organization_notices(db, organization_id, account)
+        for n in notices.organization_notices(db, organization_id, actor.account)
     ]

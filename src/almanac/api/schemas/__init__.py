@@ -1,7 +1,7 @@
 """The shapes the API takes and gives, one module per area (`auth`, `tokens`, `organizations`,
-`staff`, `invitations`, `host`, `reader`, `portal`, `feeds`); every name is unique across the
-OpenAPI document. Shared here: the row ids a request names. Passwords are SecretStr, so no repr
-or log shows them."""
+`staff`, `invitations`, `host`, `reader`, `portal`, `agents`, `feeds`, `review`, `store`,
+`alerts`); every name is unique across the OpenAPI document. Shared here: the row ids a request
+names. Passwords are SecretStr, so no repr or log shows them."""
 
 from __future__ import annotations
 

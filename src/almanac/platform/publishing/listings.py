@@ -18,7 +18,7 @@ from almanac.platform.mail import MailMessage
 from almanac.platform.publishing.ids import retire_id
 from almanac.platform.publishing.models import PortalUpload, StoreListing, UploadState
 from almanac.platform.publishing.notices import tell_managers
-from almanac.platform.publishing.roles import require_manager, require_member
+from almanac.platform.publishing.roles import require_manager, require_member, who
 from almanac.platform.store import plugins as store
 from almanac.platform.store.tables import plugins
 
@@ -152,11 +152,17 @@ def show_listing(db: Session, organization_id: int, viewer: Account, plugin_id: 
 
 
 def unpublish(
-    db: Session, organization_id: int, actor: Account, plugin_id: str, now: datetime
+    db: Session,
+    organization_id: int,
+    actor: Account,
+    plugin_id: str,
+    now: datetime,
+    *,
+    agent_name: str | None = None,
 ) -> ListingView:
     """Unpublish: nobody new can install it; it keeps running for its readers, who see that it
     is unlisted. Repeated, it does nothing (and records nothing) the second time. A retired
-    plug-in is STATE-CONFLICT."""
+    plug-in is STATE-CONFLICT. An agent allowed to publish may make it (`agent_name`)."""
     require_manager(db, organization_id, actor, "unpublish plug-ins")
     listing = _listing(db, organization_id, plugin_id)
     if listing.retired_at is not None:
@@ -164,12 +170,18 @@ def unpublish(
     if listing.listed:
         listing.listed = False
         db.flush()
-        store.log_move(db.connection(), plugin_id, "unpublish", actor.email, now)
+        store.log_move(db.connection(), plugin_id, "unpublish", who(actor, agent_name), now)
     return listing_view(db, listing)
 
 
 def relist(
-    db: Session, organization_id: int, actor: Account, plugin_id: str, now: datetime
+    db: Session,
+    organization_id: int,
+    actor: Account,
+    plugin_id: str,
+    now: datetime,
+    *,
+    agent_name: str | None = None,
 ) -> ListingView:
     """List again, only after Unpublish: never after a takedown, the service's shelf or
     retirement (LISTING-NOT-RELISTABLE). Repeated, it does nothing the second time."""
@@ -186,7 +198,7 @@ def relist(
     if not listing.listed:
         listing.listed = True
         db.flush()
-        store.log_move(db.connection(), plugin_id, "relist", actor.email, now)
+        store.log_move(db.connection(), plugin_id, "relist", who(actor, agent_name), now)
     return listing_view(db, listing)
 
 

@@ -23,7 +23,7 @@ from almanac.platform.publishing.models import (
     UploadState,
     Verdict,
 )
-from almanac.platform.publishing.roles import require_manager
+from almanac.platform.publishing.roles import require_manager, who
 from almanac.platform.publishing.uploads import ICON_FILE, LISTING_FILE, UploadView, upload_row
 from almanac.platform.publishing.uploads import upload_view as _upload_view
 from almanac.platform.store import plugins as store
@@ -131,10 +131,17 @@ def publish_approved(db: Session, upload: PortalUpload, by: str, now: datetime) 
 
 
 def publish(
-    db: Session, organization_id: int, actor: Account, upload_id: int, now: datetime
+    db: Session,
+    organization_id: int,
+    actor: Account,
+    upload_id: int,
+    now: datetime,
+    *,
+    agent_name: str | None = None,
 ) -> UploadView:
-    """Owners and admins (or an agent allowed to publish) publish an approved upload."""
+    """Owners and admins (or an agent allowed to publish, `agent_name`) publish an approved
+    upload."""
     require_manager(db, organization_id, actor, "publish versions")
     upload = upload_row(db, organization_id, upload_id)
-    publish_approved(db, upload, actor.email, now)
+    publish_approved(db, upload, who(actor, agent_name), now)
     return _upload_view(db, upload)

@@ -45,3 +45,8 @@ def require_not_guest(db: Session, organization_id: int, actor: Account, what: s
 def manager_addresses(db: Session, organization_id: int) -> list[str]:
     """The e-mail addresses of the present owners and admins, in the order they joined."""
     return [m.account.email for m in members(db, organization_id) if m.role in MANAGERS]
+
+
+def who(actor: Account, agent_name: str | None = None) -> str:
+    """How a move is kept in history: the person, and the agent acting in their name."""
+    return actor.email if agent_name is None else f"{actor.email} (agent {agent_name})"

@@ -567,3 +567,12 @@ def rerun_checks(
     _record_checks(db, row.id, checks, now)
     queue_room_checks(db, row, now)
     return _view(db, row)
+
+
+def upload_manifest(
+    db: Session, organization_id: int, viewer: Account, upload_id: int
+) -> dict[str, Any]:
+    """The manifest (plugin.json) of one of the organization's uploads, as uploaded (members;
+    NOT-FOUND to outsiders): what the tool's `check --against <version id>` compares with."""
+    require_member(db, organization_id, viewer)
+    return dict(_row(db, organization_id, upload_id).manifest)
