@@ -192,6 +192,10 @@ OPEN = {
     ("get", "/docs/problems/{code}"),
     ("get", "/tool/almanac-plugin.mjs"),
     ("get", "/health"),
+    ("get", "/api/v1/store/categories"),
+    # Calendar feeds: a public plug-in's, and a reader's at its secret address (no token).
+    ("get", "/api/v1/feeds/plugins/{plugin_id}.ics"),
+    ("get", "/api/v1/feeds/{secret}.ics"),
 }
 # The organization's portal moves an agent not allowed to publish makes (tested below).
 AGENT_MOVES = {
@@ -210,6 +214,11 @@ AGENT_MOVES = {
     ("get", "/agreement"),
     ("get", "/ids"),
     ("get", "/gate"),
+    ("get", "/plugins"),
+    ("get", "/plugins/{plugin_id}"),
+    ("get", "/plugins/{plugin_id}/history"),
+    ("get", "/plugins/{plugin_id}/reports"),
+    ("get", "/notices"),
 }
 # The publishing moves (the lead's routes): refused to an agent approved without publishing.
 PUBLISHING_MOVES = {

@@ -391,13 +391,14 @@ def test_an_agent_allowed_to_publish_publishes_unpublishes_and_relists(
     with Session(api.engine) as db:
         accounts.grant_staff_role(db, "reviewer@service.example", "reviewer", api.clock())
         db.commit()
+    desk = reviewer.get(f"{V1}/review/uploads/{upload['id']}").json()
     decided = reviewer.post(
         f"{V1}/review/uploads/{upload['id']}/decision",
         json={
             "decision": "approve",
             "reason": "meets the rules",
             "note": "",
-            "reviewed": upload["digest"],
+            "reviewed": desk["reviewed"],
         },
     )
     assert decided.status_code == 200, decided.text

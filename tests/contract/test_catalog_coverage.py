@@ -64,7 +64,7 @@ JS_CODE_LITERAL = re.compile(r"""(?<=["'`/])([A-Z][A-Z0-9_]*(?:-[A-Z0-9]+)*)(?=[
 # asserts each on real requests. The file must name the code.
 ASSERTED_ELSEWHERE: dict[str, str] = {
     "AGENT_FORBIDDEN": "tests/agents/test_agent_api.py",
-    "AGENT_MAY_NOT_PUBLISH": "tests/agents/test_device_grant.py",
+    "AGENT_MAY_NOT_PUBLISH": "tests/agents/test_agent_api.py",
     "REQUEST-INVALID": "tests/api/test_auth.py",
     "AUTH-REQUIRED": "tests/api/test_auth.py",
     "AUTH-FAILED": "tests/api/test_auth.py",
