@@ -30,8 +30,10 @@ from almanac.api.pages.common import (
 from almanac.api.routes.portal import code_refusals
 from almanac.api.schemas import RowIdPath
 from almanac.api.schemas.portal import DomainIn, PluginIdIn, RetireIn
-from almanac.platform import accounts, audience
+from almanac.platform import accounts, agents, audience
 from almanac.platform.accounts import Account
+from almanac.platform.accounts.organizations import MANAGERS
+from almanac.platform.agents.tokens import AgentView
 from almanac.platform.contract.pack import MAX_ARCHIVE_BYTES
 from almanac.platform.mail import send_all
 from almanac.platform.publishing import (
@@ -68,6 +70,7 @@ DONE = {
     "relist": "Listed again.",
     "retire": "Retired: its runs stopped for good; its owners and admins were e-mailed.",
     "organization": "Organization made.",
+    "revoked": "Agent revoked: its token stops working at once.",
 }
 
 
@@ -85,6 +88,74 @@ def make_organization(form: Form, account: PageAccount, db: Db, now: Now) -> Res
         made = accounts.create_organization(db, account, text_field(form, "name"), now)
     db.commit()
     return redirect(f"/portal/{made.id}?done=organization")
+
+
+@router.get("/device")
+def device(
+    request: Request, account: PageAccount, db: Db, now: Now, user_code: str = "", done: str = ""
+) -> Response:
+    """The device grant's verification address: type the code the tool printed, see the
+    agent's name, choose the organization and whether it may publish, approve or deny."""
+    found = None
+    managed: list[tuple[int, str]] = []
+    if user_code:
+        with refusals():
+            found = agents.login_code(db, user_code, account, now)
+        managed = [
+            (org.id, org.name)
+            for org, role in accounts.organizations_of(db, account)
+            if role in MANAGERS
+        ]
+    context = {
+        "title": "Approve an agent",
+        "user_code": user_code,
+        "code": found,
+        "managed": managed,
+        "done": {"approve": "Approved: the tool receives its token now.", "deny": "Denied."}.get(
+            done
+        ),
+    }
+    return render(request, "portal_device.html", context, account=account)
+
+
+@router.post("/device/{decision}")
+def decide_device(
+    decision: str, form: Form, request: Request, account: PageAccount, db: Db, now: Now
+) -> Response:
+    """Approve (for the chosen organization, publishing allowed or not) or deny a login code.
+    Signed in with a password: the page's session is a person's."""
+    code = text_field(form, "user_code")
+    with refusals():
+        if decision == "approve":
+            agents.approve(
+                db,
+                code,
+                account,
+                int(text_field(form, "organization_id") or 0),
+                form.get("may_publish") == "yes",
+                now,
+            )
+        elif decision == "deny":
+            agents.deny(db, code, account, now)
+        else:
+            raise PageRefused(404, "NOT-FOUND", f"no decision {decision!r} for a login code")
+    db.commit()
+    return redirect(f"/portal/device?user_code={quote(code)}&done={decision}")
+
+
+@router.post("/{organization_id}/agents/{agent_id}/revoke")
+def revoke_agent(
+    organization_id: RowIdPath,
+    agent_id: RowIdPath,
+    form: Form,
+    account: PageAccount,
+    db: Db,
+    now: Now,
+) -> Response:
+    with refusals():
+        agents.revoke_agent(db, organization_id, account, agent_id, now)
+    db.commit()
+    return _back(organization_id, "revoked", "#agents")
 
 
 @router.get("/{organization_id}")
@@ -112,10 +183,19 @@ def organization(
             "uploads": uploads.organization_uploads(db, organization_id, account),
             "published": listings.organization_listings(db, organization_id, account),
             "notices": notices.organization_notices(db, organization_id, account)[:10],
+            "agents": _agents_or_none(db, organization_id, account),
             "base_url": ctx.settings.base_url,
             "done": DONE.get(done),
         }
     return render(request, "portal_organization.html", context, account=account)
+
+
+def _agents_or_none(db: Session, organization_id: int, viewer: Account) -> list[AgentView] | None:
+    """The organization's agents for an owner or admin; None for anyone else, who sees none."""
+    try:
+        return list(agents.organization_agents(db, organization_id, viewer))
+    except (accounts.Forbidden, accounts.EmailUnverified):
+        return None
 
 
 def _back(organization_id: RowIdPath, done: str, anchor: str = "") -> Response:
