@@ -2572,42 +2572,75 @@ export function daysText(days, { today, colour = false } = {}) {
 }
 
 const esc = (s) => String(s).replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c]);
-/** A self-contained page that looks like a calendar day list. */
+/** The web calendar's own stylesheet block (src/almanac/api/pages/static/almanac.css, between
+ * its "shared with the tool" marks; tests/tool/page.test.mjs keeps the two equal). */
+export const CALENDAR_CSS = `/* shared with the tool: begin */
+/* The calendar's colours and its agenda of days with their rows: "preview --html" of
+   tool/almanac-plugin.mjs embeds this block as it stands here (tests/tool/page.test.mjs). */
+:root {
+  --ink: #1d1d1f; --soft: #555a60; --faint: #5f6368; --line: #d9d9d4; --bg: #f7f7f5;
+  --card: #fff; --accent: #1f55c6; --accent-bg: #e8effd; --weekend: #f1f1ee; --danger: #a3231b;
+  --focus: #ffbf47;
+}
+.sr-only { position: absolute; width: 1px; height: 1px; padding: 0; margin: -1px; overflow: hidden; clip: rect(0 0 0 0); white-space: nowrap; border: 0; }
+.c.cancelled, .row.cancelled .name { text-decoration: line-through; }
+.marker { color: var(--accent); }
+.agenda { list-style: none; margin: 0; padding: 0; }
+.agenda-day { background: var(--card); border: 1px solid var(--line); border-radius: 10px; padding: 10px 14px; margin-bottom: 10px; }
+.agenda-day.today { border-color: var(--accent); box-shadow: inset 4px 0 0 var(--accent); }
+.agenda-day h2 { font-size: 1rem; margin: 0 0 4px; }
+.agenda-day h2 a { color: var(--ink); text-decoration: none; }
+.today-mark { font-size: .8rem; color: #fff; background: var(--accent); border-radius: 4px; padding: 1px 6px; margin-left: 6px; }
+.section-name { font-size: .8rem; text-transform: uppercase; letter-spacing: .04em; color: var(--soft); margin: 10px 0 2px; }
+ul.rows { list-style: none; margin: 0; padding: 0; }
+.row { display: flex; flex-wrap: wrap; gap: 4px 8px; align-items: baseline; padding: 4px 0; border-bottom: 1px solid #eeeeea; }
+.row:last-child { border-bottom: 0; }
+.row .name { font-weight: 500; }
+.row .lab, .row .change, .row .note, .row .attr { color: var(--soft); font-size: .88rem; }
+.row .num { font-variant-numeric: tabular-nums; }
+.row .attr { margin-left: auto; }
+.row.in-force, .row.last, .row.status { color: var(--faint); }
+.row.in-force .name, .row.last .name { font-weight: 400; }
+/* shared with the tool: end */`;
+const LONG_DAYS = ["Sunday", "Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday"];
+const LONG_MONTHS = ["January", "February", "March", "April", "May", "June", "July", "August", "September", "October", "November", "December"];
+/** `Friday 5 June 2026`, as the calendar writes a day. */
+const longDate = (d) => `${LONG_DAYS[((dateToDays(d) % 7) + 11) % 7]} ${Number(d.slice(8, 10))} ${LONG_MONTHS[Number(d.slice(5, 7)) - 1]} ${d.slice(0, 4)}`;
+
+/** A self-contained page drawn as the web calendar's agenda draws days: the same markup for
+ * each row and the same stylesheet, so a publisher previews what readers will see. Days with
+ * nothing stay out, as in the agenda; today is marked. */
 export function daysHtml(days, { title, today }) {
+  const rowClass = (row) => `row ${row.type}${row.type === "value" ? ` ${row.style}` : row.type === "event" ? ` ${row.state}` : row.type === "status" ? ` ${row.status}` : ""}`;
   const rowHtml = (row) => {
-    if (row.type === "item") return `<li class="row item"><a href="${esc(row.href)}" rel="noopener">${esc(row.label)}</a></li>`;
-    if (row.type === "status") return `<li class="row status ${esc(row.status)}">${esc(row.note)}</li>`;
-    // An event's one figure is labelled with the series name the row already shows.
-    const figs = (row.figures || []).map((f) => `<span class="fig">${row.type === "value" ? `<span class="lab">${esc(f.label)}</span> ` : ""}<span aria-label="${esc(f.spoken)}">${esc(f.text)}</span></span>`).join(" ");
-    const cls = row.type === "value" ? `value ${row.style}` : `event ${row.state}`;
+    const open = `<li class="${esc(rowClass(row))}" data-type="${esc(row.type)}"${row.type !== "status" ? ` data-series="${esc(row.series)}"` : ""}>`;
+    if (row.type === "item") return `${open}<a class="name" href="${esc(row.href)}" rel="noopener noreferrer">${esc(row.label)}</a></li>`;
+    if (row.type === "status") return `${open}<span class="note">${esc(row.note)}</span></li>`;
     const marker = row.type === "event" && row.state === "scheduled" ? `<span class="marker" aria-hidden="true">◆</span> ` : "";
-    return `<li class="row ${cls}">${marker}<span class="name">${esc(row.label)}</span> ${figs}${row.change ? ` <span class="change">${esc(row.change.text)}</span>` : ""}${row.note ? ` <span class="note">${esc(row.note)}</span>` : ""}${row.attribution ? ` <span class="attr">${esc(row.attribution)}</span>` : ""}</li>`;
+    // An event's one figure is labelled with the series name the row already shows.
+    const figs = (row.figures || []).map((f) => ` <span class="fig">${row.type === "value" ? `<span class="lab">${esc(f.label)}</span> ` : ""}<span class="num" aria-hidden="true">${esc(f.text)}</span><span class="sr-only spoken">${esc(f.spoken)}</span></span>`).join("");
+    return `${open}${marker}<span class="name">${esc(row.label)}</span>${figs}${row.change ? ` <span class="change">${esc(row.change.text)}</span>` : ""}${row.note ? ` <span class="note">${esc(row.note)}</span>` : ""}${row.type === "value" ? ` <span class="attr">${esc(row.attribution)}</span>` : ""}</li>`;
   };
-  const body = days.map((day) => `<section class="day${day.date === today ? " today" : ""}"><h2><span class="wd">${weekday(day.date)}</span> ${esc(day.date)}</h2>${day.sections.map((s) => `<div class="plugin"><h3>${esc(s.name)}</h3><ul>${s.rows.map(rowHtml).join("")}</ul></div>`).join("") || `<p class="empty">Nothing</p>`}</section>`).join("\n");
+  const sectionHtml = (s) => `<div class="section" data-plugin="${esc(s.plugin)}"><h3 class="section-name">${esc(s.name)}</h3><ul class="rows">${s.rows.map(rowHtml).join("")}</ul></div>`;
+  const body = days
+    .filter((day) => day.sections.length || day.date === today)
+    .map((day) => `<li class="agenda-day${day.date === today ? " today" : ""}" data-date="${esc(day.date)}"><h2>${esc(longDate(day.date))}${day.date === today ? ` <span class="today-mark">Today</span>` : ""}</h2>${day.sections.map(sectionHtml).join("")}</li>`)
+    .join("\n");
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${esc(title)}: preview</title>
 <style>
-body{font:15px/1.45 system-ui,-apple-system,Segoe UI,sans-serif;margin:0;background:#f4f4f2;color:#1d1d1f}
-main{max-width:640px;margin:24px auto;padding:0 12px}
-h1{font-size:18px;font-weight:600}
-.day{background:#fff;border-radius:10px;margin:10px 0;padding:10px 14px;box-shadow:0 1px 2px #0001}
-.day.today{outline:2px solid #3a6ee8}
-.day h2{font-size:14px;margin:0 0 6px;color:#555;font-weight:600}
-.plugin h3{font-size:12px;text-transform:uppercase;letter-spacing:.04em;color:#777;margin:6px 0 2px}
-ul{list-style:none;margin:0;padding:0}
-.row{padding:3px 0;display:flex;flex-wrap:wrap;gap:6px;align-items:baseline}
-.name{font-weight:500}
-.fig .lab{color:#666;font-size:13px}
-.change,.note,.attr{color:#666;font-size:13px}
-.attr{margin-left:auto}
-.in-force,.last,.status{opacity:.55}
-.marker{color:#3a6ee8}
-.cancelled .name{text-decoration:line-through}
-.empty{color:#aaa;margin:0}
-a{color:#2456c9}
+${CALENDAR_CSS}
+* { box-sizing: border-box; }
+html { font: 16px/1.45 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; color: var(--ink); background: var(--bg); }
+body { margin: 0; }
+main { max-width: 44rem; margin: 0 auto; padding: 12px 16px 32px; }
+h1 { font-size: 1.6rem; margin: .4rem 0 .8rem; }
+a { color: var(--accent); }
 </style></head><body><main><h1>${esc(title)}</h1>
+<ol class="agenda">
 ${body}
+</ol>
 </main></body></html>
 `;
 }
