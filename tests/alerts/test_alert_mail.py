@@ -6,6 +6,7 @@ every alert is listed there."""
 
 from __future__ import annotations
 
+import html
 from collections.abc import Iterator
 from datetime import timedelta
 from email.message import Message
@@ -212,6 +213,12 @@ def test_operators_and_each_publisher_hear_once_a_day_and_operators_choose_recip
     ]
     assert REASON in only[0]["detail"]
     assert outsider.get(ALERTS).status_code == 403
+    # The host's page lists them too, each with its subject and recipients.
+    page = operator.get("/host")
+    assert page.status_code == 200, page.text
+    for alert in listed.json():
+        assert html.escape(alert["subject"]) in page.text
+    assert ONCALL in page.text
 
     # Back to every operator.
     reset = operator.put(f"{ALERTS}/recipients", json={"recipients": None})

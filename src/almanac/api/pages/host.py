@@ -41,6 +41,7 @@ from almanac.api.schemas.host import (
     TakedownIn,
 )
 from almanac.platform import audience
+from almanac.platform.alerts import send as alerts
 from almanac.platform.store import plugins as store
 from almanac.platform.store.held import decide_held
 from almanac.platform.store.retention import purge
@@ -81,6 +82,7 @@ def plugins(request: Request, account: PageOperator, db: Db, ctx: Context) -> Re
     context = {
         "title": "Host",
         "plugins": listed,
+        "alerts": alerts.sent_alerts(db, limit=20),
         "dagster": {p.id: dagster_asset_url(ctx.settings, p.id) for p in listed},
     }
     return render(request, "host_list.html", context, account=account)
