@@ -10,7 +10,9 @@ API tests."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -20,7 +22,11 @@ from sqlalchemy.orm import Session
 
 from almanac.platform import accounts
 from almanac.platform.accounts.models import InvitationRequest, InvitationStatus
+from almanac.platform.contract.pack import check_pack
+from almanac.platform.lifecycle import RunTrigger
 from almanac.platform.publishing import invitations
+from almanac.platform.store import plugins as store_plugins
+from almanac.platform.store.write import RunFacts, write_run
 from tests.api.conftest import Api, live_api
 from tests.api.test_host import UK, empty_plugin_tables, zip_of
 from tests.pages.conftest import PHONE, Browsing, session_cookie
@@ -49,6 +55,24 @@ def proving(
         made = Browsing(browser, api)
         yield made
         made.close()
+
+
+def first_run(api: Api) -> None:
+    """The published version's run on the fixture's day, its batch the fixture's records."""
+    records = [json.loads(line) for line in files_with()["fixtures/records.jsonl"].splitlines()]
+    with api.engine.connect() as conn:
+        status = store_plugins.plugin_status(conn, UK)
+    assert status.approved_version_id is not None and status.approved_digest is not None
+    day = datetime(2022, 11, 4, 12, 0, tzinfo=UTC)
+    write_run(
+        api.engine,
+        plugin_id=UK,
+        version_id=status.approved_version_id,
+        digest=status.approved_digest,
+        manifest=check_pack(zip_of(files_with(), top=UK)).manifest,
+        run=RunFacts(today=day.date(), trigger=RunTrigger.SCHEDULE, started_at=day, now=day),
+        batch=records,
+    )
 
 
 def invite(api: Api) -> None:
@@ -155,11 +179,27 @@ def test_upload_review_publish_install_and_retire_in_the_pages(
     shot(store, "store-page-installed")
     prefs = reader.get("/api/v1/reader/preferences").json()
     assert prefs["shown"] == [UK]
+    # Its first run (the fixture's, stored as a run on the fixture's day writes it; the real
+    # run is in test_publish_end_to_end.py) puts its rows on the right days of the calendar.
+    first_run(papi)
+    store.goto("/calendar?month=2022-12&today=2022-12-30&day=2022-12-26")
+    panel = store.locator("#day-panel")
+    expect(panel.get_by_role("heading", name="Monday 26 December 2022")).to_be_visible()
+    expect(panel.locator("li.row.event").first).to_contain_text("Boxing Day")
+    days = reader.get(
+        "/api/v1/reader/days",
+        params={"from": "2022-12-26", "to": "2022-12-26", "today": "2022-12-30"},
+    ).json()
+    api_labels = [
+        r["label"] for d in days["plugins"][0]["days"] for s in d["sections"] for r in s["rows"]
+    ]
+    drawn = [t.strip() for t in panel.locator("li.row .name").all_inner_texts()]
+    assert drawn == api_labels and api_labels
 
     publisher.goto(f"/portal/{org}/plugins/{UK}")
     publisher.get_by_role("button", name="Unpublish").click()
     expect(publisher.get_by_text("Unpublished: nobody new can install it")).to_be_visible()
-    store.reload()
+    store.goto(f"/store/{UK}")
     expect(
         store.get_by_text("it stays on your calendar, but nobody new can install it")
     ).to_be_visible()
