@@ -13,7 +13,7 @@ from urllib.parse import urlencode
 from fastapi import APIRouter, Request
 from fastapi.responses import Response
 
-from almanac.api.deps import Db, Now
+from almanac.api.deps import Context, Db, Now
 from almanac.api.pages.account import safe_next
 from almanac.api.pages.common import (
     MONTHS,
@@ -27,8 +27,9 @@ from almanac.api.pages.common import (
     render,
     text_field,
 )
+from almanac.api.routes.feeds import feed_addresses
 from almanac.api.schemas.reader import ReportIn
-from almanac.platform import accounts, audience
+from almanac.platform import accounts, audience, feeds
 from almanac.platform.accounts import StaffRole
 from almanac.platform.audience import ReportCategory
 from almanac.platform.reader import MAX_DAYS, pick_name
@@ -316,3 +317,31 @@ def send_report(
         return render(request, "report.html", context, status=refusal.status, account=account)
     month = f"&month={day.strftime('%Y-%m')}&day={day.isoformat()}" if day else ""
     return redirect(f"/calendar?reported=1{month}")
+
+
+@router.get("/calendar/feed")
+def feed_page(request: Request, account: PageAccount, db: Db) -> Response:
+    """The reader's calendar feed: whether an address exists (never the address again), and
+    the moves to make a new one or stop it."""
+    found = feeds.current_feed(db, account)
+    context = {"title": "Calendar feed", "feed": found, "made": None}
+    return render(request, "calendar_feed.html", context, account=account)
+
+
+@router.post("/calendar/feed")
+def make_feed(
+    request: Request, form: Form, account: PageAccount, db: Db, ctx: Context, now: Now
+) -> Response:
+    """A new address, shown on this answer only (the earlier one stops answering)."""
+    made = feeds.create_feed(db, account, now)
+    db.commit()
+    url, webcal = feed_addresses(ctx.settings.base_url, made.secret)
+    context = {"title": "Calendar feed", "feed": made.feed, "made": {"url": url, "webcal": webcal}}
+    return render(request, "calendar_feed.html", context, account=account)
+
+
+@router.post("/calendar/feed/stop")
+def stop_feed(form: Form, account: PageAccount, db: Db, now: Now) -> Response:
+    feeds.revoke_feed(db, account, now)
+    db.commit()
+    return redirect("/calendar/feed")

@@ -34,6 +34,13 @@ reader_router = APIRouter(prefix="/reader", tags=["reader"])
 CALENDAR = "text/calendar; charset=utf-8"
 FEED_PATH = "/api/v1/feeds/{secret}.ics"
 
+
+def feed_addresses(base_url: str, secret: str) -> tuple[str, str]:
+    """A feed's address and its webcal:// form, which calendar apps open to subscribe."""
+    url = base_url.rstrip("/") + FEED_PATH.format(secret=secret)
+    return url, "webcal://" + url.split("://", 1)[1]
+
+
 Language = Annotated[
     str, Query(max_length=35, description="The language of names, such as en or es-DO.")
 ]
@@ -124,10 +131,10 @@ def make_feed(account: SessionAccount, ctx: Context, db: Db, now: Now) -> Reader
     had = feeds.current_feed(db, account) is not None
     made = feeds.create_feed(db, account, now)
     db.commit()
-    url = ctx.settings.base_url.rstrip("/") + FEED_PATH.format(secret=made.secret)
+    url, webcal = feed_addresses(ctx.settings.base_url, made.secret)
     return ReaderFeedCreatedOut(
         url=url,
-        webcal_url="webcal://" + url.split("://", 1)[1],
+        webcal_url=webcal,
         created_at=made.feed.created_at,
         revoked_previous=had,
     )
