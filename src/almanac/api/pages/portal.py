@@ -124,23 +124,23 @@ def decide_device(
 ) -> Response:
     """Approve (for the chosen organization, publishing allowed or not) or deny a login code.
     Signed in with a password: the page's session is a person's."""
-    code = text_field(form, "user_code")
+    typed = text_field(form, "user_code")
     with refusals():
         if decision == "approve":
             agents.approve(
                 db,
-                code,
+                typed,
                 account,
                 int(text_field(form, "organization_id") or 0),
                 form.get("may_publish") == "yes",
                 now,
             )
         elif decision == "deny":
-            agents.deny(db, code, account, now)
+            agents.deny(db, typed, account, now)
         else:
             raise PageRefused(404, "NOT-FOUND", f"no decision {decision!r} for a login code")
     db.commit()
-    return redirect(f"/portal/device?user_code={quote(code)}&done={decision}")
+    return redirect(f"/portal/device?user_code={quote(typed)}&done={decision}")
 
 
 @router.post("/{organization_id}/agents/{agent_id}/revoke")
