@@ -43,7 +43,7 @@ def world() -> Iterator[ProofWorld]:
 @pytest.fixture
 def proving(
     browser: Browser, live_server, pg_engine: Engine, passwords, world
-) -> Iterator[Browsing]:  # noqa: E501
+) -> Iterator[Browsing]:
     """Browsing the live app whose domain prover asks the loopback DNS server."""
     with live_api(live_server, pg_engine, passwords, domain_prover=world.prover()) as api:
         made = Browsing(browser, api)
