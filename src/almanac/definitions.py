@@ -8,18 +8,32 @@ Run workers load the same plug-ins as their code location: the process that firs
 definitions keeps the catalog it read in a file named by its content and names that file in
 `ALMANAC_DEFINITIONS_SNAPSHOT`; the run workers it starts inherit the variable and read the
 file instead of the store. The catalog is one query, whatever the number of plug-ins.
+
+A run worker builds only the plug-in assets its run selects (`run_worker_selection`): a run of
+one plug-in loads one asset, not the 1,000 its code server shows. The code server, the daemon
+and the webserver (which load the definitions to define them, not to run one run) see them all.
+Runs execute their one step in the run worker's own process (`in_process_executor`): a step
+process would start a second interpreter and load the definitions once more for every run.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+import sys
+from collections.abc import Callable, Collection
 from pathlib import Path
+from types import FrameType
 
 import dagster as dg
 from sqlalchemy import Engine
 
+from almanac.assets.dagster_private import (
+    IMPLICIT_ASSET_JOB_NAME,
+    DefinitionsLoadContext,
+    DefinitionsLoadType,
+)
 from almanac.assets.plugins import PIPELINE_RESOURCE, STORE_IO_MANAGER, StoreWriter, plugin_asset
+from almanac.assets.tags import plugin_of_run
 from almanac.orchestration.catalog import (
     SNAPSHOT_ENV,
     CatalogEntry,
@@ -57,6 +71,45 @@ def catalog_for_process(engine: Engine, snapshot_folder: Path) -> list[CatalogEn
     return entries
 
 
+def _run_being_executed() -> dg.DagsterRun | None:
+    """The Dagster run this process is loading its definitions for, when it is a run worker.
+
+    Dagster 1.13 hands the loading function no run: a run worker (`dagster api execute_run`,
+    or the process a code server's `StartRun` spawns, or the in-process launcher) loads the code
+    location from inside `dagster._grpc.impl.core_execute_run(recon_job, dagster_run, ...)` or
+    `dagster._core.execution.api.execute_run(job, dagster_run, ...)`, with the run it executes
+    as the local `dagster_run`. Any other load (a code server, `dagster definitions validate`)
+    has no such frame and gets None, and so builds every plug-in: slower, never wrong. A
+    Dagster upgrade must check these names again (`tests/orchestration/test_run_worker.py`)."""
+    frame: FrameType | None = sys._getframe(1)
+    while frame is not None:
+        candidate = frame.f_locals.get("dagster_run")
+        if isinstance(candidate, dg.DagsterRun):
+            return candidate
+        frame = frame.f_back
+    return None
+
+
+def run_worker_selection() -> frozenset[str] | None:
+    """The plug-ins whose assets a run worker builds: the ones its run selects; or None (build
+    every plug-in) when the definitions are not being reconstructed for a run (a code server
+    defines them all), and when the run selects neither assets nor checks of the implicit asset
+    job (a run of every asset). A run of another job (the upload checks, the domain re-checks)
+    builds none."""
+    if DefinitionsLoadContext.get().load_type != DefinitionsLoadType.RECONSTRUCTION:
+        return None
+    run = _run_being_executed()
+    if run is None:
+        return None
+    if run.job_name != IMPLICIT_ASSET_JOB_NAME:
+        return frozenset()
+    if run.asset_selection is None and run.asset_check_selection is None:
+        return None
+    # A run of the plug-ins' checks selects check keys only: their plug-ins are built too.
+    keys = {*(run.asset_selection or ()), *(c.asset_key for c in run.asset_check_selection or ())}
+    return frozenset(plugin for key in keys if (plugin := plugin_of_run({}, [key])) is not None)
+
+
 def default_pipeline(settings: Settings, engine: Engine) -> RunPipeline:
     from almanac.sandbox.download import SourceDownloader
     from almanac.sandbox.room import LockedRoom
@@ -80,16 +133,22 @@ def build_definitions(
     check_room: Callable[[], RoomRun] | None = None,
     check_sources: Callable[[], Sources] | None = None,
     plugin_checks: bool = True,
+    only: Collection[str] | None = None,
+    executor: dg.ExecutorDefinition = dg.in_process_executor,
 ) -> dg.Definitions:
     """The Definitions over the store at `settings.database_url` (or `engine`). The domain
     re-checks make `domain_prover` and `mailer` when they run (by default DNS through
     `ALMANAC_DNS_SERVERS` or the system's, the file through the source downloader, and mail as
     `ALMANAC_SMTP_HOST` says). `plugin_checks` False leaves out the plug-ins' checks and
-    alerts (tests of other parts that count every run)."""
+    alerts (tests of other parts that count every run). `only`: the plug-ins whose assets are
+    built (a run worker's `run_worker_selection`), else every plug-in of the catalog.
+    `executor`: the runs' executor (in the run worker's process by default)."""
     settings = settings or load_settings()
     engine = engine or make_engine(settings.database_url)
     if catalog is None:
         catalog = catalog_for_process(engine, settings.dagster_home / "catalog")
+    if only is not None:
+        catalog = [entry for entry in catalog if entry.id in only]
     pipeline = pipeline or default_pipeline(settings, engine)
     made_settings, made_engine = settings, engine
 
@@ -112,6 +171,7 @@ def build_definitions(
             PIPELINE_RESOURCE: pipeline,
             STORE_IO_MANAGER: dg.IOManagerDefinition.hardcoded_io_manager(StoreWriter(pipeline)),
         },
+        executor=executor,
     )
     checks = upload_check_definitions(
         engine,
@@ -136,4 +196,4 @@ def build_definitions(
 
 @dg.definitions
 def defs() -> dg.Definitions:
-    return build_definitions()
+    return build_definitions(only=run_worker_selection())

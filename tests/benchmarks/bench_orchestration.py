@@ -6,14 +6,24 @@ folder with distinct ids) on the embedded SQLite store:
 2. one evaluation of the minute sensor, quiet (nothing due) and busy (all 1,000 due);
 3. the overhead a run adds over the locked room: from the run's launch to the room's start, and
    from the room's end to the run's end, through the real queue, launcher and IO manager (the
-   harness's in-process launcher; a production run worker also starts a process and loads the
-   definitions, measured separately as a fresh process loading the 1,000-plug-in snapshot).
+   harness's in-process launcher);
+4. the same with the launcher production uses (`almanac up`'s dagster.yaml: DefaultRunLauncher,
+   QueuedRunCoordinator, the pool): a code server started by the daemon's workspace, which spawns
+   a run worker process for each run. From the sensor's request (its run queued) to the room's
+   start and from the room's end to the run's success, median of 10, with the run worker's peak
+   resident memory; first a few runs whose workers load as before the run-worker selection
+   (every plug-in's asset, Dagster's default multiprocess executor) for the ratio. It ends with
+   the capacity `N runs a day` (one at a time: a day over the measured overhead plus the median
+   room time) and one JSON line of the figures.
 
-    .venv/bin/python tests/benchmarks/bench_orchestration.py [plugins]
+    .venv/bin/python tests/benchmarks/bench_orchestration.py [plugins] [runs] [runs-before]
 """
 
 from __future__ import annotations
 
+import json
+import logging
+import os
 import shutil
 import statistics
 import subprocess
@@ -25,14 +35,20 @@ from pathlib import Path
 from typing import Any
 
 import dagster as dg
-from dagster._core.test_utils import freeze_time
-from sqlalchemy import insert
+from dagster._core.test_utils import create_test_daemon_workspace_context, freeze_time
+from dagster._core.workspace.load_target import ModuleTarget
+from dagster._daemon.run_coordinator.queued_run_coordinator_daemon import (
+    QueuedRunCoordinatorDaemon,
+)
+from dagster._daemon.sensor import execute_sensor_iteration
+from sqlalchemy import insert, update
 
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 
+from almanac.assets.control import dagster_yaml, set_run_slots  # noqa: E402
 from almanac.definitions import build_definitions  # noqa: E402
-from almanac.orchestration.catalog import load_catalog, write_snapshot  # noqa: E402
+from almanac.orchestration.catalog import SNAPSHOT_ENV, load_catalog, write_snapshot  # noqa: E402
 from almanac.orchestration.folders import register_folder  # noqa: E402
 from almanac.platform.lifecycle import RunTrigger  # noqa: E402
 from almanac.platform.store import plugins as store_plugins  # noqa: E402
@@ -44,6 +60,11 @@ from almanac.platform.store.engine import (  # noqa: E402
 from almanac.platform.store.models import Run, RunRequest  # noqa: E402
 from almanac.sandbox.room import LockedRoom, RoomResult  # noqa: E402
 from almanac.settings import Settings  # noqa: E402
+from tests.benchmarks.bench_location import (  # noqa: E402
+    MODE_ENV,
+    ROOM_TIMES_ENV,
+    SOURCES_ENV,
+)
 from tests.orchestration.harness import (  # noqa: E402
     BASE_URL,
     Orchestrator,
@@ -80,7 +101,7 @@ def timed(action: Any) -> tuple[float, Any]:
     return time.perf_counter() - began, result
 
 
-def main(count: int) -> None:
+def main(count: int, runs: int = 10, runs_before: int = 3) -> None:
     work = Path(tempfile.mkdtemp(prefix="bench-orchestration-"))
     try:
         url = f"sqlite:///{work / 'almanac.db'}"
@@ -94,49 +115,92 @@ def main(count: int) -> None:
             approve(engine, plugin_id, T0)
         print(f"{count} plug-ins registered and approved in {time.perf_counter() - began:.1f} s")
 
-        # 1. The definitions' load.
+        # 1. The definitions' load: every plug-in (a code server) and one (a run worker's).
         settings = Settings(
             home=work, api_port=0, dagster_port=0, database_url=url, base_url=BASE_URL
         )
         catalog_s, catalog = timed(lambda: load_catalog(engine.connect()))
-        loads = []
-        for _ in range(3):
+
+        def load(only: frozenset[str] | None) -> tuple[float, float]:
             build_s, defs = timed(
-                lambda: build_definitions(settings=settings, engine=engine, catalog=catalog)
+                lambda: build_definitions(
+                    settings=settings, engine=engine, catalog=catalog, only=only
+                )
             )
-            resolve_s, _ = timed(defs.get_repository_def)
-            loads.append((build_s, resolve_s))
-        build_s, resolve_s = min(loads, key=sum)
+            resolve_s, repository = timed(defs.get_repository_def)
+            job_s, _ = timed(
+                lambda: repository.get_maybe_subset_job_def(
+                    "__ASSET_JOB", asset_selection={dg.AssetKey(["plugins", ids[0]])}
+                )
+            )
+            return build_s, resolve_s + job_s
+
+        every = min((load(None) for _ in range(3)), key=sum)
+        one = min((load(frozenset(ids[:1])) for _ in range(3)), key=sum)
         snapshot = write_snapshot(catalog, work / "catalog")
         worker = (
             "import time; t=time.perf_counter();"
+            "import resource, sys; import dagster as dg;"
             "from almanac.definitions import build_definitions;"
             "from almanac.orchestration.catalog import read_snapshot;"
             "from almanac.settings import Settings; from pathlib import Path;"
-            "import sys; i=time.perf_counter();"
+            "i=time.perf_counter();"
             f"c=read_snapshot(Path({str(snapshot)!r}));"
             f"s=Settings(home=Path({str(work)!r}),api_port=0,dagster_port=0,"
             f"database_url={url!r},base_url='x');"
-            "d=build_definitions(settings=s,catalog=c); d.get_repository_def();"
-            "print(i-t, time.perf_counter()-i)"
+            "o=None if sys.argv[1]=='all' else frozenset(sys.argv[1:]);"
+            "r=build_definitions(settings=s,catalog=c,only=o).get_repository_def();"
+            f"r.get_maybe_subset_job_def('__ASSET_JOB',asset_selection={{dg.AssetKey(['plugins',{ids[0]!r}])}});"
+            "print(i-t, time.perf_counter()-i, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)"
         )
-        fresh = []
-        for _ in range(3):
-            wall, out = timed(
-                lambda: subprocess.run(
-                    [sys.executable, "-c", worker], capture_output=True, text=True, check=True
-                ).stdout.split()
-            )
-            fresh.append((wall, float(out[0]), float(out[1])))
-        wall, imports, load = min(fresh)
+
+        def fresh(which: str) -> tuple[float, float, float, int]:
+            runs = []
+            for _ in range(3):
+                wall, out = timed(
+                    lambda: subprocess.run(
+                        [sys.executable, "-c", worker, which],
+                        capture_output=True,
+                        text=True,
+                        check=True,
+                    ).stdout.split()
+                )
+                runs.append((wall, float(out[0]), float(out[1]), int(out[2])))
+            return min(runs)
+
+        fresh_all, fresh_one = fresh("all"), fresh(ids[0])
         print("\n1. definitions")
         print(f"   catalog query ({count} plug-ins, one statement):  {catalog_s * 1000:7.0f} ms")
-        print(f"   build_definitions:                               {build_s * 1000:7.0f} ms")
-        print(f"   Dagster resolving the repository:                {resolve_s * 1000:7.0f} ms")
-        print(
-            f"   a fresh process (run worker) loading the snapshot: {wall * 1000:7.0f} ms "
-            f"(imports {imports * 1000:.0f} ms, snapshot + definitions {load * 1000:.0f} ms)"
-        )
+        for label, (build_s, resolve_s) in (
+            (f"every plug-in ({count}, a code server)", every),
+            ("the run's plug-in (a run worker)", one),
+        ):
+            print(
+                f"   {label}: build_definitions {build_s * 1000:.0f} ms, Dagster resolving "
+                f"the repository and the run's job {resolve_s * 1000:.0f} ms"
+            )
+        print(f"   ratio (every / the run's): {sum(every) / sum(one):.0f}x")
+        for label, (wall, imports, defs_s, rss) in (
+            ("every plug-in", fresh_all),
+            ("the run's plug-in", fresh_one),
+        ):
+            print(
+                f"   a fresh process loading the snapshot, {label}: {wall * 1000:.0f} ms "
+                f"(imports {imports * 1000:.0f} ms, snapshot + definitions + job "
+                f"{defs_s * 1000:.0f} ms, peak RSS {rss / 1024:.0f} MB)"
+            )
+        figures: dict[str, Any] = {
+            "plugins": count,
+            "catalog_query_ms": round(catalog_s * 1000, 1),
+            "definitions_every_ms": round(sum(every) * 1000, 1),
+            "definitions_one_ms": round(sum(one) * 1000, 1),
+            "definitions_ratio": round(sum(every) / sum(one), 1),
+            "fresh_process_every_ms": round(fresh_all[0] * 1000),
+            "fresh_process_one_ms": round(fresh_one[0] * 1000),
+            "fresh_process_imports_ms": round(min(fresh_all[1], fresh_one[1]) * 1000),
+            "fresh_process_every_peak_rss_mb": round(fresh_all[3] / 1024),
+            "fresh_process_one_peak_rss_mb": round(fresh_one[3] / 1024),
+        }
 
         # 2 and 3 through the real instance, sensor daemon, queue and launcher.
         room = TimedRoom()
@@ -220,10 +284,234 @@ def main(count: int) -> None:
             print(f"   launch -> room start:  {before * 1000:7.0f} ms")
             print(f"   in the locked room:    {inside * 1000:7.0f} ms")
             print(f"   room end -> run end:   {after * 1000:7.0f} ms")
+            figures["in_process_launch_to_room_ms"] = round(before * 1000)
+            figures["in_process_room_end_to_run_end_ms"] = round(after * 1000)
+            figures["in_process_room_ms"] = round(inside * 1000)
+
+        figures.update(production_launcher(work, url, engine, ids, runs, runs_before))
         engine.dispose()
+        overhead_s = (figures["request_to_room_ms"] + figures["room_end_to_success_ms"]) / 1000
+        per_run_s = overhead_s + figures["room_ms"] / 1000
+        figures["runs_a_day"] = int(86400 / per_run_s)
+        print(
+            f"\none at a time: {overhead_s * 1000:.0f} ms overhead + {figures['room_ms']} ms "
+            f"in the room = {per_run_s:.2f} s a run"
+        )
+        print(f"{figures['runs_a_day']} runs a day")
+        print(json.dumps(figures, sort_keys=True))
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
 
+def _event_times(instance: dg.DagsterInstance, run_id: str) -> dict[str, float]:
+    """The first time of each of the run's events that mark its way (wall clock)."""
+    times: dict[str, float] = {}
+    for entry in instance.all_logs(run_id):
+        event = entry.dagster_event
+        if event is None:
+            continue
+        name = event.event_type.name
+        if name == "ENGINE_EVENT" and (entry.message or "").startswith("Started process for run"):
+            name = "WORKER_STARTED"
+        times.setdefault(name, entry.timestamp)
+    return times
+
+
+def production_launcher(
+    work: Path, url: str, engine: Any, ids: list[str], runs: int, runs_before: int
+) -> dict[str, Any]:
+    """Part 4: runs of one plug-in among `ids` through a code server and its spawned run
+    workers (`tests/benchmarks/bench_location.py`), the sensor and queue daemons' own
+    iterations driving them at once (a real daemon adds its waits: the sensor each minute, the
+    queue every `dequeue_interval_seconds`)."""
+    home = work / "production"
+    settings = Settings(home=home, api_port=0, dagster_port=0, database_url=url, base_url=BASE_URL)
+    settings.dagster_home.mkdir(parents=True)
+    (settings.dagster_home / "dagster.yaml").write_text(dagster_yaml(settings))
+    plugin = ids[0]
+    # Nothing is due but what the benchmark asks for: every plug-in's last attempt is now.
+    now = datetime.now(UTC)
+    with engine.begin() as conn:
+        conn.execute(update(Run.__table__).values(started_at=now, ended_at=now))
+    room_times, mode = work / "room-times.jsonl", work / "mode"
+    room_times.touch()
+    logger = logging.getLogger("almanac.bench")
+    saved = dict(os.environ)
+    results: dict[str, list[dict[str, float]]] = {"before": [], "after": []}
+    with SourceServer([source_host(plugin)]) as server:
+        server.serve(source_path(plugin), b"ok\n")
+        ca = work / "ca.pem"
+        server.ca.cert_pem.write_to_path(str(ca))
+        sources = work / "sources.json"
+        port = server.port
+        sources.write_text(
+            json.dumps({"port": port, "ca": str(ca), "hosts": [source_host(plugin)]})
+        )
+        os.environ.pop(SNAPSHOT_ENV, None)
+        os.environ.update(
+            {
+                "DAGSTER_HOME": str(settings.dagster_home),
+                "ALMANAC_HOME": str(home),
+                "ALMANAC_DATABASE_URL": url,
+                "ALMANAC_BASE_URL": BASE_URL,
+                SOURCES_ENV: str(sources),
+                ROOM_TIMES_ENV: str(room_times),
+                MODE_ENV: str(mode),
+            }
+        )
+        mode.write_text("after")
+        try:
+            with dg.DagsterInstance.from_config(str(settings.dagster_home)) as instance:
+                set_run_slots(instance, 1)
+                target = ModuleTarget(
+                    module_name="tests.benchmarks.bench_location",
+                    attribute="defs",
+                    working_directory=str(REPO),
+                    location_name="almanac",
+                )
+                began = time.perf_counter()
+                with (
+                    create_test_daemon_workspace_context(target, instance) as workspace,
+                    QueuedRunCoordinatorDaemon(interval_seconds=1) as queue,
+                ):
+                    server_s = time.perf_counter() - began
+                    [entry] = (
+                        workspace.create_request_context().get_code_location_entries().values()
+                    )
+                    assert entry.code_location is not None, entry.load_error
+                    tick_at = datetime.now(UTC)
+                    for phase, count in (("before", runs_before), ("after", runs)):
+                        mode.write_text(phase)
+                        for _ in range(count):
+                            tick_at += timedelta(minutes=2)
+                            results[phase].append(
+                                _one_run(
+                                    engine,
+                                    instance,
+                                    workspace,
+                                    queue,
+                                    plugin,
+                                    tick_at,
+                                    room_times,
+                                    logger,
+                                )
+                            )
+        finally:
+            os.environ.clear()
+            os.environ.update(saved)
+
+    def median(phase: str, key: str) -> float:
+        return statistics.median(r[key] for r in results[phase])
+
+    print(f"\n4. one run through the production launcher (code server up in {server_s:.1f} s)")
+    keys = [
+        ("sensor tick (evaluates every plug-in, queues the run)", "tick"),
+        ("queued -> launched (queue iteration, gRPC StartRun)", "launch"),
+        ("launched -> run worker process started", "worker"),
+        ("worker started -> run start (definitions loaded)", "load"),
+        ("run start -> step start", "step"),
+        ("step start -> room start (store, download)", "to_room"),
+        ("in the locked room", "room"),
+        ("room end -> step success (check, write)", "write"),
+        ("step success -> run success", "finish"),
+        ("request -> room start", "request_to_room"),
+        ("room end -> run success", "room_end_to_success"),
+    ]
+    figures: dict[str, Any] = {"code_server_start_s": round(server_s, 1)}
+    for phase in ("before", "after") if results["before"] else ("after",):
+        label = (
+            "as before (every plug-in's asset, a step process)"
+            if phase == "before"
+            else "now (the run's asset, the step in the run worker)"
+        )
+        print(f"   {label}, median of {len(results[phase])}:")
+        for text, key in keys:
+            print(f"     {text:<56} {median(phase, key) * 1000:7.0f} ms")
+        print(
+            f"     run worker's peak RSS (at the room's end)          "
+            f"{median(phase, 'peak_rss_mb'):7.0f} MB"
+        )
+    after_total = median("after", "request_to_room") + median("after", "room_end_to_success")
+    if results["before"]:
+        before_total = median("before", "request_to_room") + median("before", "room_end_to_success")
+        print(f"   overhead before / now: {before_total / after_total:.1f}x")
+        figures["before_request_to_room_ms"] = round(median("before", "request_to_room") * 1000)
+        figures["before_room_end_to_success_ms"] = round(
+            median("before", "room_end_to_success") * 1000
+        )
+        figures["before_worker_peak_rss_mb"] = round(median("before", "peak_rss_mb"))
+        figures["overhead_ratio_before_to_now"] = round(before_total / after_total, 2)
+    figures.update(
+        {
+            "runs": len(results["after"]),
+            "sensor_tick_ms": round(median("after", "tick") * 1000),
+            "request_to_room_ms": round(median("after", "request_to_room") * 1000),
+            "room_end_to_success_ms": round(median("after", "room_end_to_success") * 1000),
+            "room_ms": round(median("after", "room") * 1000),
+            "worker_load_ms": round(median("after", "load") * 1000),
+            "worker_peak_rss_mb": round(median("after", "peak_rss_mb")),
+        }
+    )
+    return figures
+
+
+def _one_run(
+    engine: Any,
+    instance: dg.DagsterInstance,
+    workspace: Any,
+    queue: QueuedRunCoordinatorDaemon,
+    plugin: str,
+    tick_at: datetime,
+    room_times: Path,
+    logger: logging.Logger,
+) -> dict[str, float]:
+    """A resume request answered at once: the sensor daemon's iteration queues the run, the
+    queue daemon's launches it; wait for its end and read its events' times."""
+    with write_transaction(engine) as conn:
+        code = store_plugins.approved_code(conn, plugin)
+        store_plugins.request_run(
+            conn, plugin, code.version_id, RunTrigger.RESUME, "bench", datetime.now(UTC)
+        )
+    known = {r.run_id for r in instance.get_runs()}
+    lines = len(room_times.read_text().splitlines())
+    began = time.time()
+    # The daemon's minimum-interval bookkeeping runs on Dagster's clock: a minute later each
+    # time; the sensor itself, in the code server, evaluates at the real time.
+    with freeze_time(tick_at):
+        for _ in execute_sensor_iteration(workspace, logger, None, None):
+            pass
+    requested = time.time()
+    [run] = [r for r in instance.get_runs() if r.run_id not in known]
+    for _ in queue.run_iteration(workspace):
+        pass
+    launched = time.time()
+    deadline = time.monotonic() + 600
+    while True:
+        current = instance.get_run_by_id(run.run_id)
+        assert current is not None
+        if current.is_finished:
+            break
+        assert time.monotonic() < deadline, f"run {run.run_id} did not finish"
+        time.sleep(0.02)
+    assert current.status == dg.DagsterRunStatus.SUCCESS, current.status
+    events = _event_times(instance, run.run_id)
+    [noted] = [json.loads(x) for x in room_times.read_text().splitlines()[lines:]]
+    return {
+        "tick": requested - began,
+        "launch": launched - requested,
+        "worker": events["WORKER_STARTED"] - launched,
+        "load": events["RUN_START"] - events["WORKER_STARTED"],
+        "step": events["STEP_START"] - events["RUN_START"],
+        "to_room": noted["enter"] - events["STEP_START"],
+        "room": noted["leave"] - noted["enter"],
+        "write": events["STEP_SUCCESS"] - noted["leave"],
+        "finish": events["RUN_SUCCESS"] - events["STEP_SUCCESS"],
+        "request_to_room": noted["enter"] - requested,
+        "room_end_to_success": events["RUN_SUCCESS"] - noted["leave"],
+        "peak_rss_mb": noted["peak_rss_kb"] / 1024,
+    }
+
+
 if __name__ == "__main__":
-    main(int(sys.argv[1]) if len(sys.argv) > 1 else 1000)
+    numbers = [int(a) for a in sys.argv[1:4]]
+    main(*(numbers or [1000]))

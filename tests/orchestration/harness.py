@@ -16,8 +16,9 @@ pipeline and the downloader; each step also runs under Dagster's own `freeze_tim
 moment, so the daemon's minimum-interval bookkeeping and run timestamps agree with it.
 
 Two deliberate differences from production, both forced by running in one test process:
-- runs execute in this process with the in-process executor (production's run worker is a
-  subprocess started by the code server, and its step may be another);
+- runs execute in this process (production's run worker is a subprocess started by the code
+  server; both run the step in the run worker's process with the in-process executor, and both
+  load only the run's plug-in asset: `almanac.definitions.run_worker_selection`);
 - the code location is reloaded from the store before each sensor evaluation (production's
   daemon reloads its workspace every 60 seconds; the sensor skips plug-ins it has not loaded).
 
@@ -40,7 +41,7 @@ import contextlib
 import json
 import logging
 import threading
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -65,9 +66,9 @@ from dagster._daemon.run_coordinator.queued_run_coordinator_daemon import (
 from dagster._daemon.sensor import execute_sensor_iteration
 from sqlalchemy import Engine, select
 
-from almanac.assets.control import dagster_yaml, set_run_slots
+from almanac.assets.control import dagster_yaml, prepare_dagster_storage, set_run_slots
 from almanac.assets.tags import TAG_PLUGIN, TAG_SCHEDULED_FOR, TAG_TRIGGER
-from almanac.definitions import build_definitions
+from almanac.definitions import build_definitions, run_worker_selection
 from almanac.orchestration.catalog import load_catalog
 from almanac.orchestration.pipeline import Room, RunPipeline
 from almanac.platform.store import plugins as store_plugins
@@ -148,6 +149,11 @@ class SourceServer:
 
     def __exit__(self, *exc: object) -> None:
         self._server.__exit__(*exc)
+
+    @property
+    def port(self) -> int:
+        """The loopback port the server listens on (a stand-in address's connections go there)."""
+        return self._server.port
 
     @property
     def requests(self) -> list[str]:
@@ -328,10 +334,12 @@ _ACTIVE_LOCK = threading.Lock()
 
 @dg.definitions
 def harness_definitions() -> dg.Definitions:
-    """The code location the harness's workspace loads: the active orchestrator's definitions."""
+    """The code location the harness's workspace loads: the active orchestrator's definitions;
+    a run's own load (the launcher reconstructing it) builds only the run's plug-ins, as a
+    production run worker does."""
     if _ACTIVE is None:
         raise RuntimeError("no Orchestrator is open in this process")
-    return _ACTIVE.build()
+    return _ACTIVE.build(only=run_worker_selection())
 
 
 @dataclass(frozen=True)
@@ -393,12 +401,15 @@ class Orchestrator:
         slots: int = 1,
         plugin_checks: bool = False,
         mailer: Callable[[], Any] | None = None,
+        dagster_on_store: bool = False,
     ) -> Iterator[Orchestrator]:
         """Open the instance under `folder/dagster`, a workspace over `harness_definitions`,
         and a pipeline with `downloader(clock)` and `room` (default: the real LockedRoom), the
         pool's limit set to `slots`. The plug-ins' asset checks and alerts (their sensor starts
         a run every 15 minutes and after each plug-in run) are left out unless
-        `plugin_checks`; `mailer` makes their mailer (default: the outbox)."""
+        `plugin_checks`; `mailer` makes their mailer (default: the outbox). `dagster_on_store`:
+        Dagster's storage in the store's PostgreSQL database (its own schema), as the service
+        keeps it there."""
         global _ACTIVE
         clock = FrozenClock(start or datetime(2026, 1, 1, tzinfo=UTC))
         pipeline = RunPipeline(
@@ -409,7 +420,12 @@ class Orchestrator:
             work_dir=folder,
         )
         orchestrator = cls(engine, pipeline, clock, plugin_checks=plugin_checks, mailer=mailer)
-        home = write_dagster_home(folder / "dagster")
+        if dagster_on_store:
+            url = engine.url.render_as_string(hide_password=False)
+            prepare_dagster_storage(Settings(folder, 0, 0, url, BASE_URL))
+            home = write_dagster_home(folder / "dagster", url)
+        else:
+            home = write_dagster_home(folder / "dagster")
         target = InProcessTestWorkspaceLoadTarget(
             InProcessCodeLocationOrigin(
                 LoadableTargetOrigin(module_name=__name__, attribute="harness_definitions"),
@@ -443,8 +459,9 @@ class Orchestrator:
             downloader = SourceDownloader(base_url=BASE_URL, resolver=TableResolver({}))
         return DownloaderSources(downloader, downloader)
 
-    def build(self) -> dg.Definitions:
-        """The service's definitions over the store now (catalog read afresh), run in-process."""
+    def build(self, only: Collection[str] | None = None) -> dg.Definitions:
+        """The service's definitions over the store now (catalog read afresh), run in-process;
+        `only`: the plug-ins whose assets are built (all when None)."""
         with self.engine.connect() as conn:
             catalog = load_catalog(conn)
         defs = build_definitions(
@@ -462,6 +479,7 @@ class Orchestrator:
             check_sources=self._check_sources,
             plugin_checks=self.plugin_checks,
             mailer=self.mailer,
+            only=only,
         )
         return dg.Definitions.merge(defs, dg.Definitions(executor=dg.in_process_executor))
 

@@ -54,6 +54,10 @@ def dagster_yaml(settings: Settings) -> str:
         "run_coordinator:",
         "  module: dagster._core.run_coordinator",
         "  class: QueuedRunCoordinator",
+        # Runs go one at a time: the queue daemon looks for the next one each second once the
+        # pool frees (Dagster's default is every 5 seconds, up to 5 idle seconds a run).
+        "  config:",
+        "    dequeue_interval_seconds: 1",
         "concurrency:",
         "  pools:",
         "    granularity: run",

@@ -10,15 +10,25 @@ Dagster is pinned to `1.13.*` (pyproject.toml) because of them: each has no publ
 - `PartitionBackfill`, `make_new_backfill_id`: `almanac backfill` adds an asset backfill to the
   instance as the UI's launch does, so the backfill daemon runs it; the public API launches
   backfills only through GraphQL.
+- `DefinitionsLoadContext`, `DefinitionsLoadType`: a run worker reconstructs the definitions
+  (RECONSTRUCTION) where a code server defines them (INITIALIZATION); only a reconstruction for
+  a run builds just the run's plug-ins (`almanac.definitions.run_worker_selection`, which also
+  reads the run from the `dagster_run` argument of Dagster's run execution on the stack).
 """
 
 from dagster._core.definitions.assets.job.asset_job import IMPLICIT_ASSET_JOB_NAME
+from dagster._core.definitions.definitions_load_context import (
+    DefinitionsLoadContext,
+    DefinitionsLoadType,
+)
 from dagster._core.execution.backfill import PartitionBackfill
 from dagster._core.utils import make_new_backfill_id
 from dagster._time import get_current_datetime, get_current_timestamp
 
 __all__ = [
     "IMPLICIT_ASSET_JOB_NAME",
+    "DefinitionsLoadContext",
+    "DefinitionsLoadType",
     "PartitionBackfill",
     "get_current_datetime",
     "get_current_timestamp",

@@ -1,0 +1,98 @@
+"""The code location of the production-launcher benchmark (`bench_orchestration.py`, part 4): the
+service's own definitions, loaded as `almanac.definitions:defs` loads them (the catalog from the
+store in the code server, the inherited snapshot and `run_worker_selection` in a run worker),
+with two stand-ins a benchmark on one machine needs:
+
+- the sources: the run pipeline's downloader reaches the benchmark's loopback TLS server (every
+  source host resolves to a public stand-in address carried to that port, the server's test CA
+  trusted), as the orchestration harness's downloader does; nothing leaves the machine;
+- the locked room: the real `LockedRoom`, noting when each run enters and leaves it (wall clock,
+  comparable across the benchmark's processes) and the run worker's peak resident memory then.
+
+The benchmark names both in the environment before the code server starts; the run workers the
+code server spawns inherit it:
+`ALMANAC_BENCH_SOURCES`: a JSON file {"port", "ca" (a PEM file), "hosts"};
+`ALMANAC_BENCH_ROOM_TIMES`: a file each run appends one JSON line to;
+`ALMANAC_BENCH_MODE`: a file holding `before` or `after`, read at each load, so that one code
+server's run workers can load as before this change (every plug-in's asset, each step in a
+process of its own: Dagster's default multiprocess executor) or as now (the run's asset only,
+the step in the run worker's process).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import resource
+import ssl
+import time
+from pathlib import Path
+from typing import Any
+
+import dagster as dg
+
+from almanac.definitions import build_definitions, run_worker_selection
+from almanac.orchestration.pipeline import RunPipeline
+from almanac.platform.store.engine import make_engine
+from almanac.sandbox.download import SourceDownloader
+from almanac.sandbox.room import LockedRoom, RoomResult
+from almanac.sensors.upload_checks import DownloaderSources
+from almanac.settings import load_settings
+from tests.orchestration.harness import PUBLIC_STAND_IN
+from tests.sandbox.tls_server import LoopbackDialer, TableResolver
+
+SOURCES_ENV = "ALMANAC_BENCH_SOURCES"
+ROOM_TIMES_ENV = "ALMANAC_BENCH_ROOM_TIMES"
+MODE_ENV = "ALMANAC_BENCH_MODE"
+
+
+class NotingRoom:
+    """The real locked room; each run appends {pid, enter, leave, peak_rss_kb} to a file."""
+
+    def __init__(self, times: Path) -> None:
+        self.room = LockedRoom()
+        self.times = times
+
+    def run(self, *args: Any, **kwargs: Any) -> RoomResult:
+        enter = time.time()
+        try:
+            return self.room.run(*args, **kwargs)
+        finally:
+            leave = time.time()
+            peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+            line = {"pid": os.getpid(), "enter": enter, "leave": leave, "peak_rss_kb": peak}
+            with self.times.open("a") as out:
+                out.write(json.dumps(line) + "\n")
+
+
+def loopback_downloader(base_url: str, config: dict[str, Any]) -> SourceDownloader:
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+    context.load_verify_locations(cafile=config["ca"])
+    return SourceDownloader(
+        base_url=base_url,
+        resolver=TableResolver({host: [PUBLIC_STAND_IN] for host in config["hosts"]}),
+        dialer=LoopbackDialer({PUBLIC_STAND_IN: int(config["port"])}),
+        ssl_context=context,
+        deadline_seconds=20,
+    )
+
+
+@dg.definitions
+def defs() -> dg.Definitions:
+    settings = load_settings()
+    engine = make_engine(settings.database_url)
+    config = json.loads(Path(os.environ[SOURCES_ENV]).read_text())
+    downloader = loopback_downloader(settings.base_url, config)
+    pipeline = RunPipeline(
+        engine, downloader=downloader, room=NotingRoom(Path(os.environ[ROOM_TIMES_ENV]))
+    )
+    nowhere = SourceDownloader(base_url=settings.base_url, resolver=TableResolver({}))
+    before = Path(os.environ[MODE_ENV]).read_text().strip() == "before"
+    return build_definitions(
+        settings=settings,
+        engine=engine,
+        pipeline=pipeline,
+        check_sources=lambda: DownloaderSources(nowhere, nowhere),
+        only=None if before else run_worker_selection(),
+        executor=dg.multi_or_in_process_executor if before else dg.in_process_executor,
+    )
