@@ -24,13 +24,13 @@ from almanac.platform.audience.visibility import (
 )
 from almanac.platform.contract.listing import CATEGORIES
 from almanac.platform.contract.pack import read_pack
-from almanac.platform.publishing.domains import current_domain
-from almanac.platform.publishing.listings import ListingView, listing_view
+from almanac.platform.publishing.domains import DomainStatus, current_domain
+from almanac.platform.publishing.listings import ListingView, in_store_clause, listing_view
 from almanac.platform.publishing.models import PortalUpload, StoreListing
 from almanac.platform.publishing.uploads import RECORDS_FILE
 from almanac.platform.reader.names import pick_name
 from almanac.platform.reader.render import Day, render_days
-from almanac.platform.store.tables import runs
+from almanac.platform.store.tables import plugins, runs
 
 CONTEXT_FILE = "fixtures/context.json"
 
@@ -100,14 +100,13 @@ def _haystack(listing: Mapping[str, Any], readable: ReadablePlugin, domain: str 
 
 
 def _entry(
-    db: Session,
     listing: StoreListing,
     readable: ReadablePlugin,
+    domain: DomainStatus | None,
     language: str,
     installed: bool,
 ) -> StoreEntry:
     doc = listing.listing or {}
-    domain = current_domain(db, listing.organization_id)
     name = pick_name(readable.manifest_doc.get("name"), language) or readable.id
     return StoreEntry(
         plugin_id=readable.id,
@@ -121,11 +120,13 @@ def _entry(
     )
 
 
-def _published(db: Session, reader: Account) -> list[tuple[StoreListing, ReadablePlugin]]:
+def _in_store(db: Session, reader: Account) -> list[tuple[StoreListing, ReadablePlugin]]:
+    """The listings in the store (one statement: `in_store_clause`) the reader may read, by id."""
     readable = {p.id: p for p in visible_plugins(db, reader) if p.audience == "public"}
     rows = db.scalars(
         select(StoreListing)
-        .where(StoreListing.plugin_id.in_(list(readable)))
+        .join(plugins, plugins.c.id == StoreListing.plugin_id)
+        .where(StoreListing.plugin_id.in_(list(readable)), in_store_clause())
         .order_by(StoreListing.plugin_id)
     )
     return [(row, readable[row.plugin_id]) for row in rows]
@@ -146,19 +147,17 @@ def search_store(
     _check_category(category)
     wanted = _words(words or "")
     found = []
-    pairs = _published(db, reader)
-    views = {listing.plugin_id: listing_view(db, listing) for listing, _ in pairs}
+    pairs = _in_store(db, reader)
     shown = shown_of(db, reader, [readable for _, readable in pairs])
     for listing, readable in pairs:
-        if not views[readable.id].in_store or listing.listing is None:
-            continue
+        assert listing.listing is not None, "a listing in the store has its listing.json"
         if category is not None and listing.category != category:
             continue
         domain = current_domain(db, listing.organization_id)
         haystack = _haystack(listing.listing, readable, None if domain is None else domain.domain)
         if any(word not in haystack for word in wanted):
             continue
-        found.append(_entry(db, listing, readable, language, shown[readable.id].shown))
+        found.append(_entry(listing, readable, domain, language, shown[readable.id].shown))
     return found
 
 
@@ -235,7 +234,9 @@ def store_page(db: Session, reader: Account, plugin_id: str, language: str = "en
     assert upload is not None
     manifest = readable.manifest
     return StorePage(
-        entry=_entry(db, listing, readable, language, seen.installed),
+        entry=_entry(
+            listing, readable, current_domain(db, listing.organization_id), language, seen.installed
+        ),
         description=pick_name(doc.get("description"), language) or "",
         keywords=tuple(k for k in doc.get("keywords", []) if isinstance(k, str)),
         links=doc.get("links", {}),
