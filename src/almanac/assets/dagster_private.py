@@ -14,22 +14,36 @@ Dagster is pinned to `1.13.*` (pyproject.toml) because of them: each has no publ
   (RECONSTRUCTION) where a code server defines them (INITIALIZATION); only a reconstruction for
   a run builds just the run's plug-ins (`almanac.definitions.run_worker_selection`, which also
   reads the run from the `dagster_run` argument of Dagster's run execution on the stack).
+- `execute_run_command`, `ExecuteRunArgs`, `LaunchRunContext`, `CheckRunHealthResult`,
+  `WorkerStatus`, `ConfigurableClassData`: the run launcher (`almanac.run_launcher`) runs
+  `dagster api execute_run` in a forked process; Dagster exports the launcher base classes but
+  not the types of their methods, nor the command's body.
 """
 
+from dagster._cli.api import execute_run_command
 from dagster._core.definitions.assets.job.asset_job import IMPLICIT_ASSET_JOB_NAME
 from dagster._core.definitions.definitions_load_context import (
     DefinitionsLoadContext,
     DefinitionsLoadType,
 )
 from dagster._core.execution.backfill import PartitionBackfill
+from dagster._core.launcher import CheckRunHealthResult, LaunchRunContext, WorkerStatus
 from dagster._core.utils import make_new_backfill_id
+from dagster._grpc.types import ExecuteRunArgs
+from dagster._serdes.config_class import ConfigurableClassData
 from dagster._time import get_current_datetime, get_current_timestamp
 
 __all__ = [
     "IMPLICIT_ASSET_JOB_NAME",
+    "CheckRunHealthResult",
+    "ConfigurableClassData",
     "DefinitionsLoadContext",
     "DefinitionsLoadType",
+    "ExecuteRunArgs",
+    "LaunchRunContext",
     "PartitionBackfill",
+    "WorkerStatus",
+    "execute_run_command",
     "get_current_datetime",
     "get_current_timestamp",
     "make_new_backfill_id",
