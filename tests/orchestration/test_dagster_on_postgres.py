@@ -1,6 +1,8 @@
 """With `ALMANAC_DATABASE_URL` on PostgreSQL, Dagster keeps its storage with dagster-postgres in
 the store's own database, in a schema of its own beside the store's tables, and stores events
-there (every run's events go through it); the examples are registered as on SQLite."""
+there (every run's events go through it); the examples are registered as on SQLite. Each of its
+storages keeps its connection between calls, in the instance a process makes from dagster.yaml
+and in the one a run worker makes from its reference."""
 
 from __future__ import annotations
 
@@ -10,10 +12,19 @@ import dagster as dg
 import psycopg
 
 from almanac.assets.control import DAGSTER_SCHEMA, run_slots
+from almanac.dagster_storage import PooledPostgresStorage
 from almanac.service import prepare
 from almanac.settings import load_settings
 from tests.orchestration.conftest import fresh_postgres_engine
 from tests.service.up import EXAMPLES
+
+
+def _backend_pid(storage: object) -> int:
+    """The PostgreSQL backend that answers one call of `storage` (the connection each of its
+    calls takes: `connect()`, or `index_connection()` for the event log)."""
+    connect = getattr(storage, "index_connection", None) or storage.connect  # type: ignore[attr-defined]
+    with connect() as conn:
+        return int(conn.exec_driver_sql("SELECT pg_backend_pid()").scalar_one())
 
 
 def test_dagster_storage_is_postgres_in_its_own_schema(tmp_path: Path) -> None:
@@ -23,10 +34,19 @@ def test_dagster_storage_is_postgres_in_its_own_schema(tmp_path: Path) -> None:
         registered, approved = prepare(settings)
         assert registered == EXAMPLES
         assert [plugin_id for plugin_id, _ in approved] == EXAMPLES
-        assert "postgres:" in (settings.dagster_home / "dagster.yaml").read_text()
+        assert "postgres_url:" in (settings.dagster_home / "dagster.yaml").read_text()
 
         with dg.DagsterInstance.from_config(str(settings.dagster_home)) as instance:
             assert type(instance.run_storage).__name__ == "PostgresRunStorage"
+            with dg.DagsterInstance.from_ref(instance.get_ref()) as run_workers:
+                for made in (instance, run_workers):
+                    assert isinstance(made.get_ref().storage, PooledPostgresStorage)
+                    for storage in (
+                        made.run_storage,
+                        made.event_log_storage,
+                        made.schedule_storage,
+                    ):
+                        assert _backend_pid(storage) == _backend_pid(storage), storage
             assert run_slots(instance) == settings.run_slots
             run = instance.add_run(dg.DagsterRun(job_name="__ASSET_JOB"))
             assert instance.get_run_by_id(run.run_id) is not None

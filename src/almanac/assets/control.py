@@ -78,7 +78,15 @@ def dagster_yaml(settings: Settings, run_launcher: tuple[str, str] = RUN_LAUNCHE
     ]
     url = dagster_postgres_url(settings.database_url)
     if url is not None:
-        lines += ["storage:", "  postgres:", f"    postgres_url: {url!r}"]
+        # dagster-postgres, each storage keeping its connection (`almanac.dagster_storage`).
+        lines += [
+            "storage:",
+            "  custom:",
+            "    module: almanac.dagster_storage",
+            "    class: PooledPostgresStorage",
+            "    config:",
+            f"      postgres_url: {url!r}",
+        ]
     return "\n".join(lines) + "\n"
 
 
