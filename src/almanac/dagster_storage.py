@@ -40,12 +40,12 @@ class PooledPostgresStorage(DagsterPostgresStorage):
             )
 
     @classmethod
-    def from_config_value(  # type: ignore[override]
+    def from_config_value(
         cls, inst_data: ConfigurableClassData | None, config_value: Mapping[str, Any]
     ) -> PooledPostgresStorage:
         return cls(
             inst_data=inst_data,
-            postgres_url=pg_url_from_config(config_value),  # type: ignore[arg-type]
+            postgres_url=pg_url_from_config(config_value),
             should_autocreate_tables=config_value.get("should_autocreate_tables", True),
-            token_provider=get_token_provider_from_config(config_value),  # type: ignore[arg-type]
+            token_provider=get_token_provider_from_config(config_value),
         )
