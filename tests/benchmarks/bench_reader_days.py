@@ -2,19 +2,23 @@
 reader showing 10 plug-ins (the five examples twice, with their real fixture records), a 62-day
 read. Prints p50/p95 of the HTTP answer measured by wrk (one connection, then four at once,
 each for BENCH_DURATION seconds, from wrk's latency distribution) and, in the same run, of the
-SQL alone (visibility, `shown`, and the one statement of `day_records`), and their ratio.
+SQL alone (visibility, `shown`, and the one statement of `day_records`), and their ratio; and
+the resident memory of the API worker process (from /proc) after at least 10,000 reads of the
+days in all (wrk tops the timed phases up, untimed).
 
 Run: ALMANAC_TEST_DATABASE_URL=postgresql+psycopg://postgres@127.0.0.1:5432/postgres \
      .venv/bin/python tests/benchmarks/bench_reader_days.py
 Needs `wrk` (Debian package `wrk`, installed by scripts/setup.sh). Not collected by pytest
 (bench_*.py). BENCH_REQUESTS sets the SQL-alone reads (200), BENCH_DURATION the seconds of each
 wrk phase (10), BENCH_WORKERS the uvicorn worker processes (1, as `almanac up` starts the API
-unless told otherwise). The last line is one JSON object of the figures.
+unless told otherwise; with more, the largest worker's memory), BENCH_RSS_READS the reads before
+the memory is read (10,000). The last line is one JSON object of the figures.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import os
 import secrets
 import shutil
@@ -55,6 +59,8 @@ T0 = datetime(2026, 6, 30, 12, tzinfo=UTC)
 REQUESTS = int(os.environ.get("BENCH_REQUESTS", "200"))
 DURATION = int(os.environ.get("BENCH_DURATION", "10"))
 WORKERS = int(os.environ.get("BENCH_WORKERS", "1"))
+RSS_READS = int(os.environ.get("BENCH_RSS_READS", "10000"))
+CHECK_READS = 20
 PARAMS = {"from": FIRST.isoformat(), "to": TODAY.isoformat(), "today": TODAY.isoformat()}
 # wrk calls `done` once at the end with its latency distribution (microseconds); non-2xx/3xx
 # answers are counted in summary.errors.status.
@@ -130,7 +136,7 @@ def check_answer(base: str, cookie: str) -> int:
     """One read of the days over HTTP (also the warm-up: manifests parsed, connections pooled):
     the answer's size."""
     with httpx.Client(base_url=base, cookies={"almanac_session": cookie}, timeout=30) as client:
-        for _ in range(20):
+        for _ in range(CHECK_READS):
             answer = client.get("/api/v1/reader/days", params=PARAMS)
             assert answer.status_code == 200, answer.text
     return len(answer.content)
@@ -148,6 +154,43 @@ def wrk(url: str, script: Path, connections: int) -> tuple[float, float, int, fl
     requests, micros, p50, p95, bad_status, socket_errors = map(int, line.split()[1:])
     assert requests > 0 and bad_status == 0 and socket_errors == 0, done.stdout
     return p50 / 1e6, p95 / 1e6, requests, requests / (micros / 1e6)
+
+
+def top_up(url: str, script: Path, reads: int, rate: float) -> int:
+    """At least `reads` more reads of `url`, untimed (wrk, four connections, for as long as
+    `rate` reads a second take, again while short): how many."""
+    answered = 0
+    while answered < reads:
+        seconds = math.ceil((reads - answered) / rate * 1.1) + 1
+        done = subprocess.run(
+            ["wrk", "-t2", "-c4", f"-d{seconds}s", "--timeout", "30s", "-s", str(script), url],
+            capture_output=True, text=True, check=True, timeout=seconds + 60,
+        )  # fmt: skip
+        line = next(x for x in done.stdout.splitlines() if x.startswith("ALMANAC-WRK "))
+        count, _, _, _, bad_status, socket_errors = map(int, line.split()[1:])
+        assert count > 0 and bad_status == 0 and socket_errors == 0, done.stdout
+        answered += count
+    return answered
+
+
+def worker_pids(server: subprocess.Popen[bytes]) -> list[int]:
+    """The uvicorn processes that answer requests: the server itself with one worker, else its
+    spawned worker children."""
+    if WORKERS == 1:
+        return [server.pid]
+    children = Path(f"/proc/{server.pid}/task/{server.pid}/children").read_text().split()
+    return [
+        int(pid) for pid in children
+        if b"spawn_main" in Path(f"/proc/{pid}/cmdline").read_bytes()
+    ]  # fmt: skip
+
+
+def rss_mb(pid: int) -> float:
+    """The process's resident memory (VmRSS) in MiB."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    raise ValueError(f"no VmRSS for process {pid}")
 
 
 def main() -> None:
@@ -188,11 +231,15 @@ def main() -> None:
             except httpx.HTTPError:
                 time.sleep(0.1)
         size = check_answer(base, cookie)
+        rss_start = max(rss_mb(pid) for pid in worker_pids(process))
         script = Path(home) / "days.lua"
         script.write_text(WRK_SCRIPT % {"cookie": cookie}, encoding="utf-8")
         days_url = str(httpx.URL(f"{base}/api/v1/reader/days", params=PARAMS))
         h50, h95, h_count, h_rate = wrk(days_url, script, 1)
         p50, p95, p_count, p_rate = wrk(days_url, script, 4)
+        reads = CHECK_READS + h_count + p_count
+        reads += top_up(days_url, script, RSS_READS - reads, p_rate)
+        rss = max(rss_mb(pid) for pid in worker_pids(process))
         sql = sql_alone(engine)
         engine.dispose()
 
@@ -213,6 +260,10 @@ def main() -> None:
             )
             print(f"  ratio HTTP/SQL:               p50 {q50 / s50:5.1f}x   p95 {q95 / s95:5.1f}x")
         print(
+            f"API worker resident memory: {rss_start:.1f} MiB after the first {CHECK_READS} reads, "
+            f"{rss:.1f} MiB after {reads} reads"
+        )
+        print(
             json.dumps(
                 {
                     "sql_p50_ms": s50 * 1000,
@@ -223,6 +274,9 @@ def main() -> None:
                     "http_c4_p95_ms": p95 * 1000,
                     "http_c1_requests_per_s": h_rate,
                     "http_c4_requests_per_s": p_rate,
+                    "api_worker_rss_mb_at_start": rss_start,
+                    "api_worker_rss_mb_after_reads": rss,
+                    "api_worker_reads": reads,
                     "sql_requests": REQUESTS,
                     "workers": WORKERS,
                     "wrk_seconds": DURATION,

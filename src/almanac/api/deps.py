@@ -18,7 +18,12 @@ from almanac.platform.agents import AgentAction, AgentGrant
 SESSION_COOKIE = "almanac_session"
 
 
-def get_context(request: Request) -> ApiContext:
+# Dependencies that neither read the database nor wait on anything are `async def`: FastAPI
+# calls those on the event loop, where each plain `def` costs a hop to the thread pool and back
+# (a read of the days made seven such hops; four remain, for the session and the route).
+
+
+async def get_context(request: Request) -> ApiContext:
     context: ApiContext = request.app.state.almanac
     return context
 
@@ -62,7 +67,7 @@ ReadDb = Annotated[Session, Depends(get_read_db)]
 WriteDb = Annotated[Session, Depends(get_write_db)]
 
 
-def get_now(ctx: Context) -> datetime:
+async def get_now(ctx: Context) -> datetime:
     return ctx.now()
 
 
@@ -136,7 +141,7 @@ def current_principal(request: Request, ctx: Context, db: Db, now: Now) -> Princ
 CurrentPrincipal = Annotated[Principal, Depends(current_principal)]
 
 
-def current_account(principal: CurrentPrincipal) -> Account:
+async def current_account(principal: CurrentPrincipal) -> Account:
     """The account asking; an agent's token is refused (AGENT_FORBIDDEN): it reaches only the
     routes that name their agent action (`acting`)."""
     if principal.agent is not None:
@@ -147,7 +152,7 @@ def current_account(principal: CurrentPrincipal) -> Account:
 CurrentAccount = Annotated[Account, Depends(current_account)]
 
 
-def require_session(principal: CurrentPrincipal) -> Account:
+async def require_session(principal: CurrentPrincipal) -> Account:
     """The account when it signed in with its password (a web session), not a token: for
     moves a leaked token must not make, such as creating more tokens. An agent's token is
     AGENT_FORBIDDEN."""
@@ -158,7 +163,7 @@ def require_session(principal: CurrentPrincipal) -> Account:
     return principal.account
 
 
-def require_verified(account: CurrentAccount) -> Account:
+async def require_verified(account: CurrentAccount) -> Account:
     if not account.verified:
         raise accounts.EmailUnverified("verify your e-mail address first")
     return account
@@ -203,7 +208,7 @@ def acting(action: AgentAction) -> Any:
     in the route's organization, its path parameter `organization_id` (AGENT_FORBIDDEN,
     AGENT_MAY_NOT_PUBLISH otherwise). Use as `actor: Annotated[Actor, acting(AgentAction.X)]`."""
 
-    def dependency(request: Request, principal: CurrentPrincipal) -> Actor:
+    async def dependency(request: Request, principal: CurrentPrincipal) -> Actor:
         if principal.agent is None:
             return Actor(principal.account)
         organization_id = _path_organization(request)
@@ -224,7 +229,7 @@ def person_only(action: AgentAction) -> Any:
     agent's token is refused by `agents.agent_may` for `action` (AGENT_FORBIDDEN), a person's
     token with FORBIDDEN. Use as `account: Annotated[Account, person_only(AgentAction.X)]`."""
 
-    def dependency(request: Request, principal: CurrentPrincipal) -> Account:
+    async def dependency(request: Request, principal: CurrentPrincipal) -> Account:
         if principal.agent is not None:
             agents.agent_may(action, principal.agent, _path_organization(request))
         if principal.via != "session":

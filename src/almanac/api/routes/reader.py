@@ -156,13 +156,6 @@ def days(
     drawn = audience.read_days_json(
         db, account, first=first, last=last, today=reader_today, language=language
     )
-    # Each plug-in's days come encoded (and mostly kept from an earlier read): the answer is
-    # joined from bytes, the same bytes a JSONResponse of the whole object would write.
-    plugins = b",".join(
-        b'{"plugin":%s,"status":%s,"notice":%s,"days":%s}'
-        % (compact_json(d.plugin), compact_json(d.status), compact_json(d.notice), d.days_json)
-        for d in drawn
-    )
     head = compact_json(
         {
             "from": first.isoformat(),
@@ -171,7 +164,15 @@ def days(
             "language": language,
         }
     )
-    return Response(head[:-1] + b',"plugins":[' + plugins + b"]}", media_type="application/json")
+    # Each plug-in's days come encoded (and mostly kept from an earlier read): the answer is
+    # joined from bytes, the same bytes a JSONResponse of the whole object would write, in one
+    # join, since every partial join would copy the days (some 500 KB for 10 plug-ins) again.
+    parts = [head[:-1], b',"plugins":[']
+    for n, d in enumerate(drawn):
+        entry = compact_json({"plugin": d.plugin, "status": d.status, "notice": d.notice})
+        parts += [b"{" if n == 0 else b",{", entry[1:-1], b',"days":', d.days_json, b"}"]
+    parts.append(b"]}")
+    return Response(b"".join(parts), media_type="application/json")
 
 
 def _raw(entry: RawRecord) -> dict[str, Any]:

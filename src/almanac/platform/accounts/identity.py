@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from email_validator import EmailNotValidError, validate_email
-from sqlalchemy import select
+from sqlalchemy import String, bindparam, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
@@ -151,9 +151,20 @@ def start_session(db: Session, account: Account, now: datetime) -> str:
     return cookie
 
 
+# Built once, since every signed-in request runs it: building an ORM statement and its cache
+# key costs about as much as the round trip.
+_SESSION_BY_HASH = select(WebSession).where(
+    WebSession.token_hash == bindparam("session_token_hash", type_=String)
+)
+
+
+def _web_session(db: Session, cookie: str) -> WebSession | None:
+    return db.scalar(_SESSION_BY_HASH, {"session_token_hash": secret_hash(cookie)})
+
+
 def session_account(db: Session, cookie: str, now: datetime) -> Account:
     """The account of a live session cookie, or AUTH-REQUIRED."""
-    row = db.scalar(select(WebSession).where(WebSession.token_hash == secret_hash(cookie)))
+    row = _web_session(db, cookie)
     if row is None or row.ended_at is not None or row.expires_at <= now:
         raise NotAuthenticated("the session has ended; sign in again")
     return row.account
@@ -161,6 +172,6 @@ def session_account(db: Session, cookie: str, now: datetime) -> Account:
 
 def end_session(db: Session, cookie: str, now: datetime) -> None:
     """End a session (sign out); an unknown or ended one is left as it is."""
-    row = db.scalar(select(WebSession).where(WebSession.token_hash == secret_hash(cookie)))
+    row = _web_session(db, cookie)
     if row is not None and row.ended_at is None:
         row.ended_at = now

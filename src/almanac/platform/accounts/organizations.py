@@ -29,9 +29,10 @@ log = logging.getLogger(__name__)
 MANAGERS = frozenset({Role.OWNER, Role.ADMIN})
 
 
-def in_audience_as_member(account_id: int) -> ColumnElement[bool]:
+def in_audience_as_member(account_id: int | ColumnElement[int]) -> ColumnElement[bool]:
     """The condition on `memberships` rows that put the account in an organization's audience:
-    a present member in any role but guest (guests and former members never are)."""
+    a present member in any role but guest (guests and former members never are). The account
+    may be a bound parameter, for a statement built once."""
     return and_(
         memberships.c.account_id == account_id,
         memberships.c.left_at.is_(None),

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Table, delete, select
+from sqlalchemy import BindParameter, Integer, Table, bindparam, delete, select
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session
 
@@ -58,6 +58,25 @@ class Shown:
         return bool(self.organization_default)
 
 
+# Both statements of `shown_of` are built once and run with the account and ids bound: building
+# them anew cost more than running them (`visibility` does the same).
+_ACCOUNT_ID = bindparam("shown_account_id", type_=Integer)
+_IDS: BindParameter[list[str]] = bindparam("shown_plugin_ids", expanding=True)
+_OWN = select(choices.c.plugin_id, choices.c.shown).where(
+    choices.c.account_id == _ACCOUNT_ID, choices.c.plugin_id.in_(_IDS)
+)
+_OFFERED = (
+    select(defaults.c.plugin_id, defaults.c.shown)
+    .join(
+        listed_organizations,
+        (listed_organizations.c.plugin_id == defaults.c.plugin_id)
+        & (listed_organizations.c.organization_id == defaults.c.organization_id),
+    )
+    .join(memberships, memberships.c.organization_id == defaults.c.organization_id)
+    .where(defaults.c.plugin_id.in_(_IDS), in_audience_as_member(_ACCOUNT_ID))
+)
+
+
 def shown_of(db: Session, account: Account, readable: Iterable[ReadablePlugin]) -> dict[str, Shown]:
     """The `shown` of each readable plug-in for the account. Defaults count only on private
     plug-ins and only from organizations that are on the list and where the account is an
@@ -65,29 +84,13 @@ def shown_of(db: Session, account: Account, readable: Iterable[ReadablePlugin]) 
     default is an offer to show and the member can still turn it off."""
     plugins = list(readable)
     ids = [p.id for p in plugins]
-    own = dict(
-        db.execute(
-            select(choices.c.plugin_id, choices.c.shown).where(
-                choices.c.account_id == account.id, choices.c.plugin_id.in_(ids)
-            )
-        ).all()
-    )
+    own: dict[str, bool] = {}
+    if ids:
+        own = dict(db.execute(_OWN, {_ACCOUNT_ID.key: account.id, _IDS.key: ids}).all())
     private = [p.id for p in plugins if p.audience == "private"]
     offered: dict[str, bool] = {}
     if private:
-        rows = db.execute(
-            select(defaults.c.plugin_id, defaults.c.shown)
-            .join(
-                listed_organizations,
-                (listed_organizations.c.plugin_id == defaults.c.plugin_id)
-                & (listed_organizations.c.organization_id == defaults.c.organization_id),
-            )
-            .join(memberships, memberships.c.organization_id == defaults.c.organization_id)
-            .where(
-                defaults.c.plugin_id.in_(private),
-                in_audience_as_member(account.id),
-            )
-        )
+        rows = db.execute(_OFFERED, {_ACCOUNT_ID.key: account.id, _IDS.key: private})
         for plugin_id, shown in rows:
             offered[plugin_id] = offered.get(plugin_id, False) or bool(shown)
     return {pid: Shown(own.get(pid), offered.get(pid)) for pid in ids}

@@ -10,14 +10,26 @@ not existing, exactly like an unknown id.
 
 from __future__ import annotations
 
+import functools
 import json
 import threading
 from collections import OrderedDict
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
-from sqlalchemy import ColumnElement, and_, exists, false, or_, select
+from sqlalchemy import (
+    ColumnElement,
+    Integer,
+    Select,
+    String,
+    and_,
+    bindparam,
+    exists,
+    false,
+    or_,
+    select,
+)
 from sqlalchemy.orm import Session
 
 from almanac.platform.accounts.errors import NotFound
@@ -70,29 +82,40 @@ def not_found(plugin_id: str) -> NotFound:
     return NotFound(f"no plug-in {plugin_id}")
 
 
-def _listed(account: Account) -> ColumnElement[bool]:
+# The readable query is built once per kind of reader and run with the account bound: building
+# it (and its cache key) anew took longer than running it.
+_ACCOUNT_ID = bindparam("reader_account_id", type_=Integer)
+_EMAIL_KEY = bindparam("reader_email_key", type_=String)
+_PLUGIN_ID = bindparam("readable_plugin_id", type_=String)
+Reader = Literal["verified", "unverified", "anyone"]
+
+
+def _listed(reader: Reader) -> ColumnElement[bool]:
     """The account is on the plug-in's reader list: by its verified e-mail (an unverified
     address proves nothing), or as an active member (never a guest or former member) of a
     listed organization."""
+    if reader == "anyone":
+        return false()
     person: ColumnElement[bool] = false()
-    if account.verified:
+    if reader == "verified":
         person = exists().where(
             listed_people.c.plugin_id == plugins.c.id,
-            listed_people.c.email_key == account.email_key,
+            listed_people.c.email_key == _EMAIL_KEY,
         )
     organization = exists().where(
         listed_organizations.c.plugin_id == plugins.c.id,
         memberships.c.organization_id == listed_organizations.c.organization_id,
-        in_audience_as_member(account.id),
+        in_audience_as_member(_ACCOUNT_ID),
     )
     return or_(person, organization)
 
 
-def _readable_query(account: Account | None):  # type: ignore[no-untyped-def]
-    """The readable plug-ins of `account`; with None, the public ones alone (anyone's)."""
+@functools.cache
+def _readable_query(reader: Reader, one: bool = False) -> Select[Any]:
+    """The readable plug-ins of a `reader` (bound by `_bound`), by id; "anyone": the public
+    ones alone. `one`: only the plug-in bound as `readable_plugin_id`."""
     audience = versions.c.manifest["audience"].as_string()
-    listed = false() if account is None else and_(audience == "private", _listed(account))
-    return (
+    query = (
         select(
             plugins.c.id,
             plugins.c.state,
@@ -107,10 +130,17 @@ def _readable_query(account: Account | None):  # type: ignore[no-untyped-def]
         .where(
             plugins.c.ever_approved.is_(True),
             plugins.c.state != str(State.REMOVED),
-            or_(audience == "public", listed),
+            or_(audience == "public", and_(audience == "private", _listed(reader))),
         )
         .order_by(plugins.c.id)
     )
+    return query.where(plugins.c.id == _PLUGIN_ID) if one else query
+
+
+def _bound(account: Account) -> tuple[Reader, dict[str, Any]]:
+    """The kind of reader the account is and its values for `_readable_query`."""
+    reader: Reader = "verified" if account.verified else "unverified"
+    return reader, {_ACCOUNT_ID.key: account.id, _EMAIL_KEY.key: account.email_key}
 
 
 def _readable(row: Any) -> ReadablePlugin:
@@ -128,13 +158,16 @@ def _readable(row: Any) -> ReadablePlugin:
 
 def visible_plugins(db: Session, account: Account) -> list[ReadablePlugin]:
     """Every plug-in the account may read, by id."""
-    return [_readable(row) for row in db.execute(_readable_query(account))]
+    reader, values = _bound(account)
+    return [_readable(row) for row in db.execute(_readable_query(reader), values)]
 
 
 def readable_plugin(db: Session, account: Account, plugin_id: str) -> ReadablePlugin:
     """The plug-in when the account may read it; NOT-FOUND otherwise, the same answer as for
     an id nobody has."""
-    row = db.execute(_readable_query(account).where(plugins.c.id == plugin_id)).first()
+    reader, values = _bound(account)
+    values[_PLUGIN_ID.key] = plugin_id
+    row = db.execute(_readable_query(reader, one=True), values).first()
     if row is None:
         raise not_found(plugin_id)
     return _readable(row)
@@ -144,10 +177,8 @@ def public_plugin(db: Session, plugin_id: str) -> ReadablePlugin:
     """The plug-in when anyone may read it: public, approved, not removed and not taken down
     (a public calendar feed shows no notice). NOT-FOUND otherwise, the one answer for a
     private, local, taken-down or unknown id."""
-    row = db.execute(
-        _readable_query(None).where(plugins.c.id == plugin_id, plugins.c.taken_down.is_(False))
-    ).first()
-    if row is None:
+    row = db.execute(_readable_query("anyone", one=True), {_PLUGIN_ID.key: plugin_id}).first()
+    if row is None or row.taken_down:
         raise not_found(plugin_id)
     return _readable(row)
 
