@@ -132,6 +132,12 @@ def run_day(work: Path, engine: Any, count: int, hours: int) -> None:
         while True:
             # The sensor daemon: one iteration at each minute the clock reached.
             while next_minute <= now and next_minute < end:
+                if next_minute.minute == 0 and next_minute > START:
+                    print(
+                        f"   {next_minute:%H:%M}: {len(runs)} runs done, "
+                        f"{time.perf_counter() - day_began:.0f} s real time",
+                        flush=True,
+                    )
                 orch.clock.set(next_minute)
                 t = time.perf_counter()
                 with freeze_time(next_minute):
