@@ -107,6 +107,28 @@ class TimedRoom:
             self.left.append(time.perf_counter())
 
 
+def first_runs_done(conn: Any, catalog: list[Any], at: datetime) -> None:
+    """Note a successful first run at `at` for every plug-in of `catalog`, as if each had run
+    once: from then on only their schedules start them."""
+    conn.execute(
+        insert(Run.__table__),
+        [
+            {
+                "plugin_id": e.id,
+                "version_id": e.approved_version_id,
+                "digest": e.digest,
+                "trigger": "first",
+                "today": at.date(),
+                "backfill": True,
+                "started_at": at,
+                "ended_at": at,
+                "outcome": "success",
+            }
+            for e in catalog
+        ],
+    )
+
+
 def timed(action: Any) -> tuple[float, Any]:
     began = time.perf_counter()
     result = action()
@@ -233,23 +255,7 @@ def measure(work: Path, url: str, engine: Any, count: int, runs: int, runs_spawn
         server.serve(source_path(ids[0]), b"ok\n")
         # Every plug-in has run once (as the first runs would have), so nothing is due.
         with engine.begin() as conn:
-            conn.execute(
-                insert(Run.__table__),
-                [
-                    {
-                        "plugin_id": e.id,
-                        "version_id": e.approved_version_id,
-                        "digest": e.digest,
-                        "trigger": "first",
-                        "today": T0.date(),
-                        "backfill": True,
-                        "started_at": T0,
-                        "ended_at": T0,
-                        "outcome": "success",
-                    }
-                    for e in catalog
-                ],
-            )
+            first_runs_done(conn, catalog, T0)
         with write_transaction(engine) as conn:
             conn.execute(RunRequest.__table__.update().values(taken_at=T0))
         repository = orch.build().get_repository_def()

@@ -34,7 +34,6 @@ import dagster as dg
 from dagster._core.definitions.reconstruct import ReconstructableJob
 from dagster._core.test_utils import freeze_time
 from dagster._daemon.sensor import execute_sensor_iteration
-from sqlalchemy import insert
 
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
@@ -43,8 +42,8 @@ from almanac.assets.tags import TAG_PLUGIN, TAG_SCHEDULED_FOR  # noqa: E402
 from almanac.orchestration.catalog import load_catalog  # noqa: E402
 from almanac.orchestration.folders import register_folder  # noqa: E402
 from almanac.platform.store.engine import write_transaction  # noqa: E402
-from almanac.platform.store.models import Run, RunRequest  # noqa: E402
-from tests.benchmarks.bench_orchestration import TimedRoom  # noqa: E402
+from almanac.platform.store.models import RunRequest  # noqa: E402
+from tests.benchmarks.bench_orchestration import TimedRoom, first_runs_done  # noqa: E402
 from tests.orchestration.conftest import fresh_postgres_engine  # noqa: E402
 from tests.orchestration.harness import (  # noqa: E402
     Orchestrator,
@@ -86,23 +85,7 @@ def run_day(work: Path, engine: Any, count: int, hours: int) -> None:
         catalog = load_catalog(conn)
     before = START - timedelta(minutes=1)
     with write_transaction(engine) as conn:
-        conn.execute(
-            insert(Run.__table__),
-            [
-                {
-                    "plugin_id": e.id,
-                    "version_id": e.approved_version_id,
-                    "digest": e.digest,
-                    "trigger": "first",
-                    "today": before.date(),
-                    "backfill": True,
-                    "started_at": before,
-                    "ended_at": before,
-                    "outcome": "success",
-                }
-                for e in catalog
-            ],
-        )
+        first_runs_done(conn, catalog, before)
         conn.execute(RunRequest.__table__.update().values(taken_at=before))
     print(f"{count} plug-ins registered and approved in {time.perf_counter() - began:.1f} s")
 
