@@ -8,14 +8,15 @@
 // templates, commands, publishing (login and the portal's commands), check --against, CLI. The file can be imported (tests use renderDays, validateManifest,
 // validateRecords, computeDigest, ...) and run as a program.
 
-import { createHash, randomBytes, X509Certificate } from "node:crypto";
-import * as fs from "node:fs";
-import * as os from "node:os";
-import * as path from "node:path";
-import * as zlib from "node:zlib";
-import { execFile, spawn } from "node:child_process";
-import { builtinModules } from "node:module";
-import { fileURLToPath, pathToFileURL } from "node:url";
+// Node's modules are taken with process.getBuiltinModule, not imported: an import also builds
+// each one's ES module facade, some 6% of every start of the tool (node:crypto and node:zlib:
+// see nodeCrypto).
+const fs = process.getBuiltinModule("node:fs");
+const os = process.getBuiltinModule("node:os");
+const path = process.getBuiltinModule("node:path");
+const { execFile, spawn } = process.getBuiltinModule("node:child_process");
+const { builtinModules } = process.getBuiltinModule("node:module");
+const { fileURLToPath, pathToFileURL } = process.getBuiltinModule("node:url");
 
 // ---------------------------------------------------------------------------------------------
 // Constants and the problem catalog
@@ -250,7 +251,11 @@ const isObject = (v) => v !== null && typeof v === "object" && !Array.isArray(v)
 const isInt = (v) => typeof v === "number" && Number.isInteger(v);
 const chars = (s) => [...s].length; // code points, as Python's len()
 const has = (o, k) => Object.prototype.hasOwnProperty.call(o, k);
-const sha256 = (buf) => createHash("sha256").update(buf).digest("hex");
+// node:crypto and node:zlib load on first use: together they cost a quarter of the tool's own
+// start, which a check would otherwise pay before its fetcher runs begin.
+const nodeCrypto = () => process.getBuiltinModule("node:crypto");
+const nodeZlib = () => process.getBuiltinModule("node:zlib");
+const sha256 = (buf) => nodeCrypto().createHash("sha256").update(buf).digest("hex");
 
 const DATE_RE = /^(\d{4})-(\d{2})-(\d{2})$/;
 /** A real calendar date written YYYY-MM-DD. */
@@ -298,8 +303,8 @@ export function windowStart(today, window) {
   return shiftYears(today, -n);
 }
 
-// Zones whose date is always the UTC date: read without ICU's calendar data, whose first load
-// costs more than the rest of a small plug-in's check.
+// Named zones whose date is always the UTC date: known and read without ICU's zone list and
+// calendar data, whose first load costs more than the rest of a small plug-in's check.
 const UTC_ZONES = new Set(["UTC", "Etc/UTC", "GMT", "Etc/GMT"]);
 
 /** Today in the zone at the instant (a Date). */
@@ -331,6 +336,7 @@ export function isNamedZone(zone) {
   if (!/^[A-Za-z][A-Za-z0-9_+\-]*(\/[A-Za-z0-9_+\-]+)*$/.test(zone)) return false;
   if (/^(GMT|UTC)?[+-]\d/.test(zone)) return false;
   if (isOffsetZoneName(zone)) return false;
+  if (UTC_ZONES.has(zone)) return true;
   listedZones ??= new Set([...Intl.supportedValuesOf("timeZone"), "UTC"]);
   if (listedZones.has(zone)) return true;
   try {
@@ -1254,8 +1260,8 @@ export function zipBytes(entries) {
   let offset = 0;
   for (const { name, data } of entries) {
     const nameBuf = Buffer.from(name, "utf8");
-    const crc = zlib.crc32(data) >>> 0;
-    const deflated = zlib.deflateRawSync(data, { level: 9 });
+    const crc = nodeZlib().crc32(data) >>> 0;
+    const deflated = nodeZlib().deflateRawSync(data, { level: 9 });
     const useDeflate = deflated.length < data.length;
     const body = useDeflate ? deflated : data;
     const method = useDeflate ? 8 : 0;
@@ -1379,7 +1385,6 @@ const usage = process.resourceUsage;
 try { writeSync(2, "\\n${MARK} rss " + process.memoryUsage.rss() + "\\n"); } catch {}
 process.on("exit", () => { try { writeSync(2, "\\n${MARK} peak " + usage().maxRSS * 1024 + "\\n"); } catch {} });
 `;
-const GUARD_URL = `data:text/javascript;base64,${Buffer.from(GUARD_SOURCE).toString("base64")}`;
 
 function realOrSelf(p) {
   try {
@@ -1465,6 +1470,10 @@ export function runFetcher({ folder, context, readPaths = [], limits = {} }) {
   const seconds = isInt(limits.seconds) ? Math.min(limits.seconds, 120) : 120;
   const megabytes = isInt(limits.megabytes) ? Math.min(limits.megabytes, 256) : 256;
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "almanac-run-"));
+  // The guard is read from a file in the run's folder (by its real path, as the loader reads it):
+  // imported from a data: URL, its decoding cost each run's start more than the guard itself.
+  const guard = path.join(realOrSelf(tmp), "guard.mjs");
+  fs.writeFileSync(guard, GUARD_SOURCE);
   // Reads: the files the room would have (never fixtures/, listing/ or README.md) and the run's
   // sources; each as written and as its real path, so a linked folder reads its own files (1.3.0).
   folder = path.resolve(folder);
@@ -1473,7 +1482,7 @@ export function runFetcher({ folder, context, readPaths = [], limits = {} }) {
     reads.add(path.resolve(p));
     reads.add(realOrSelf(path.resolve(p)));
   }
-  const args = ["--permission", ...[...reads].map((p) => `--allow-fs-read=${p}`), `--allow-fs-write=${tmp}`, `--max-old-space-size=${megabytes}`, "--disable-warning=ExperimentalWarning", `--import=${GUARD_URL}`, "fetch.mjs"];
+  const args = ["--permission", ...[...reads].map((p) => `--allow-fs-read=${p}`), `--allow-fs-read=${guard}`, `--allow-fs-write=${tmp}`, `--max-old-space-size=${megabytes}`, "--disable-warning=ExperimentalWarning", `--import=${pathToFileURL(guard).href}`, "fetch.mjs"];
   const started = Date.now();
   return new Promise((resolve) => {
     const child = spawn(process.execPath, args, { cwd: folder, env: { LANG: "C.UTF-8", PATH: process.env.PATH || "/usr/bin:/bin" }, stdio: ["pipe", "pipe", "pipe"] });
@@ -1828,67 +1837,54 @@ export async function checkFolder(root, { update = false, env = process.env, run
     else if (r.manifest && r.problems.every((p) => p.code === "PLG-FOLDER-ID")) manifest = r.manifest;
   }
   result.manifest = manifest;
-  // Digest and code file rules
-  const d = computeDigest(root);
-  result.digest = d.digest;
-  result.files = d.files;
-  add(...d.problems);
   // Fetcher and imports
   const hasFetch = fs.existsSync(path.join(root, "fetch.mjs")) && fs.lstatSync(path.join(root, "fetch.mjs")).isFile();
-  if (!hasFetch) add(problem("PLG-FETCH-MISSING", "fetch.mjs is missing at the top of the folder", { path: "fetch.mjs" }));
-  else add(...checkImports(root));
-  // Listing (when present): judged against the days fixtures/records.jsonl covers.
-  if (manifest && fs.existsSync(path.join(root, "listing.json"))) add(...checkListingFolder(root, manifest, readRecordsFile(path.join(root, "fixtures", "records.jsonl"))));
-  // review.json (when present): its shape, and its example days in fixtures/records.jsonl.
-  if (manifest && fs.existsSync(path.join(root, "review.json"))) add(...checkReviewFolder(root, manifest, readRecordsFile(path.join(root, "fixtures", "records.jsonl"))));
-  if (!manifest || !hasFetch) return finish(result);
+  const code = hasFetch ? checkImports(root) : [problem("PLG-FETCH-MISSING", "fetch.mjs is missing at the top of the folder", { path: "fetch.mjs" })];
   // Fixtures
   const fixtures = path.join(root, "fixtures");
-  let fixturesOk = true;
-  for (const s of manifest.sources) {
-    const f = path.join(fixtures, "sources", s.name);
-    if (!fs.existsSync(f) || !fs.statSync(f).isFile()) {
-      add(problem("PLG-FIXTURE-SOURCE-MISSING", `fixtures/sources/${s.name} is missing: save one real copy of source "${s.name}" (${s.url}) under that name`, { path: `fixtures/sources/${s.name}` }));
-      fixturesOk = false;
-    }
-  }
-  let fixture = null;
-  const ctxFile = path.join(fixtures, "context.json");
-  if (fs.existsSync(ctxFile)) {
-    const c = readFixtureContext(ctxFile, manifest, "fixtures/context.json");
-    if (c.problems) {
-      add(...c.problems);
-      fixturesOk = false;
-    } else fixture = c.fixture;
-  } else {
-    const now = isoNow(env);
-    fixture = { now, today: dateInZone(new Date(now), manifest.timezone) };
-  }
   const recordsFile = path.join(fixtures, "records.jsonl");
-  if (!update && !fs.existsSync(recordsFile)) {
-    add(problem("PLG-FIXTURE-RECORDS-MISSING", "fixtures/records.jsonl is missing; run check --update to write the fetcher's output there, then read it", { path: "fixtures/records.jsonl" }));
-    fixturesOk = false;
+  const fixtureProblems = [];
+  let fixture = null;
+  if (manifest && hasFetch) {
+    for (const s of manifest.sources) {
+      const f = path.join(fixtures, "sources", s.name);
+      if (!fs.existsSync(f) || !fs.statSync(f).isFile()) fixtureProblems.push(problem("PLG-FIXTURE-SOURCE-MISSING", `fixtures/sources/${s.name} is missing: save one real copy of source "${s.name}" (${s.url}) under that name`, { path: `fixtures/sources/${s.name}` }));
+    }
+    const ctxFile = path.join(fixtures, "context.json");
+    if (fs.existsSync(ctxFile)) {
+      const c = readFixtureContext(ctxFile, manifest, "fixtures/context.json");
+      if (c.problems) fixtureProblems.push(...c.problems);
+      else fixture = c.fixture;
+    } else {
+      const now = isoNow(env);
+      fixture = { now, today: dateInZone(new Date(now), manifest.timezone) };
+    }
+    if (!update && !fs.existsSync(recordsFile)) fixtureProblems.push(problem("PLG-FIXTURE-RECORDS-MISSING", "fixtures/records.jsonl is missing; run check --update to write the fetcher's output there, then read it", { path: "fixtures/records.jsonl" }));
   }
-  if (!fixturesOk || findings.some((p) => p.code.startsWith("PLG-IMPORT-"))) return finish(result);
-  // The base run, twice
-  const sources = sourcesFor(root, manifest);
-  const context = contextFromFixture(fixture, manifest, { sources });
+  // The runs start before the remaining checks, which their processes' start-up outlasts (it is
+  // most of a check's time); the findings keep their order all the same.
+  const runnable = manifest && hasFetch && !fixtureProblems.length && !code.some((p) => p.code.startsWith("PLG-IMPORT-"));
+  const runs = runnable ? startRuns(root, manifest, fixture, { update, runTwice }) : null;
+  try {
+    // Digest and code file rules
+    const d = computeDigest(root);
+    result.digest = d.digest;
+    result.files = d.files;
+    add(...d.problems, ...code);
+    // Listing (when present): judged against the days fixtures/records.jsonl covers.
+    if (manifest && fs.existsSync(path.join(root, "listing.json"))) add(...checkListingFolder(root, manifest, readRecordsFile(recordsFile)));
+    // review.json (when present): its shape, and its example days in fixtures/records.jsonl.
+    if (manifest && fs.existsSync(path.join(root, "review.json"))) add(...checkReviewFolder(root, manifest, readRecordsFile(recordsFile)));
+  } catch (e) {
+    await runs?.all; // no fetcher is left running after the check
+    throw e;
+  }
+  if (!manifest || !hasFetch) return finish(result);
+  add(...fixtureProblems);
+  if (!runs) return finish(result);
+  const { context, cases, runCases, expected, early } = runs;
   result.context = context;
-  const readPaths = [path.join(fixtures, "sources")];
-  const runsDir = path.join(fixtures, "runs");
-  const cases = fs.existsSync(runsDir) ? fs.readdirSync(runsDir, { withFileTypes: true }).filter((e) => e.isDirectory()).map((e) => e.name).sort() : [];
-  const runCases = (baseRecords) => Promise.all(cases.map((name) => checkRunCase(root, manifest, name, { fixture, baseRecords, update })));
-  // The run cases see the records the fixture run printed. Without --update that must be
-  // fixtures/records.jsonl, so they start at once from its records, beside the fixture runs
-  // (their start-up is most of a check's time); should the run print anything else, they run
-  // again from what it printed.
-  const expected = update ? null : fs.readFileSync(recordsFile, "utf8");
-  const early = expected === null || !cases.length ? null : runCases(validateRecords(manifest, outputLines(expected), context.today).records);
-  // The fixtures run twice (the service does too): at the same time, to compare their bytes.
-  const [first, second] = await Promise.all([
-    runAndCheck(root, manifest, context, readPaths, "fixture run"),
-    runTwice ? runFetcher({ folder: root, context, readPaths, limits: manifest.limits || {} }) : null,
-  ]);
+  const [first, second] = await runs.fixtureRuns;
   add(...first.problems);
   if (first.problems.length) {
     await early; // no fetcher is left running after the check
@@ -1916,6 +1912,33 @@ export async function checkFolder(root, { update = false, env = process.env, run
     }
   }
   return finish(result);
+}
+
+/**
+ * Start the fixture runs of a folder whose manifest, fetcher and fixtures passed: the base run
+ * twice, side by side (the service runs fixtures twice too: their bytes are compared), and, unless
+ * `update`, the run cases. Returns {context, cases, runCases, expected, early, fixtureRuns, all}:
+ * `fixtureRuns` resolves to [checked first run, second run or null], `early` to the run cases'
+ * problems (or is null), `all` when every started run has ended.
+ */
+function startRuns(root, manifest, fixture, { update, runTwice }) {
+  const fixtures = path.join(root, "fixtures");
+  const sources = sourcesFor(root, manifest);
+  const context = contextFromFixture(fixture, manifest, { sources });
+  const readPaths = [path.join(fixtures, "sources")];
+  const runsDir = path.join(fixtures, "runs");
+  const cases = fs.existsSync(runsDir) ? fs.readdirSync(runsDir, { withFileTypes: true }).filter((e) => e.isDirectory()).map((e) => e.name).sort() : [];
+  const runCases = (baseRecords) => Promise.all(cases.map((name) => checkRunCase(root, manifest, name, { fixture, baseRecords, update })));
+  // The run cases see the records the fixture run printed. Without --update that must be
+  // fixtures/records.jsonl, so they start at once from its records, beside the fixture runs;
+  // should the run print anything else, they run again from what it printed.
+  const expected = update ? null : fs.readFileSync(path.join(fixtures, "records.jsonl"), "utf8");
+  const early = expected === null || !cases.length ? null : runCases(validateRecords(manifest, outputLines(expected), context.today).records);
+  const fixtureRuns = Promise.all([
+    runAndCheck(root, manifest, context, readPaths, "fixture run"),
+    runTwice ? runFetcher({ folder: root, context, readPaths, limits: manifest.limits || {} }) : null,
+  ]);
+  return { context, cases, runCases, expected, early, fixtureRuns, all: Promise.all([fixtureRuns, early]) };
 }
 
 /** One fixtures/runs/<case>: a later run (records.jsonl) or a run that must fail (expect.json). */
@@ -2030,7 +2053,7 @@ export function iconProblem(icon) {
     const end = offset + 12 + length;
     if (end > icon.length) return `is a cut-off PNG (chunk ${kind} runs past the end)`;
     const body = icon.subarray(offset + 8, end - 4);
-    if ((zlib.crc32(icon.subarray(offset + 4, end - 4)) >>> 0) !== icon.readUInt32BE(end - 4)) return `is a damaged PNG (bad CRC in chunk ${kind})`;
+    if ((nodeZlib().crc32(icon.subarray(offset + 4, end - 4)) >>> 0) !== icon.readUInt32BE(end - 4)) return `is a damaged PNG (bad CRC in chunk ${kind})`;
     if (index === 0) {
       if (kind !== "IHDR" || length !== 13) return "is not a PNG (the first chunk is not IHDR)";
       header = { width: body.readUInt32BE(0), height: body.readUInt32BE(4), depth: body[8], colour: body[9], interlace: body[12] };
@@ -2046,7 +2069,7 @@ export function iconProblem(icon) {
   const expected = height * (1 + Math.floor((width * PNG_CHANNELS[colour] * depth + 7) / 8));
   let raw;
   try {
-    raw = zlib.inflateSync(Buffer.concat(data), { finishFlush: zlib.constants.Z_SYNC_FLUSH, maxOutputLength: expected + 1 });
+    raw = nodeZlib().inflateSync(Buffer.concat(data), { finishFlush: nodeZlib().constants.Z_SYNC_FLUSH, maxOutputLength: expected + 1 });
   } catch (e) {
     if (e instanceof RangeError || e.code === "ERR_BUFFER_TOO_LARGE") raw = { length: expected + 1 };
     else return "is a damaged PNG (image data does not inflate)";
@@ -3425,7 +3448,7 @@ function machineId(env = process.env) {
   const file = path.join(configHome(env), MACHINE_FILE);
   const kept = readJsonFile(file);
   if (kept && typeof kept.machine_id === "string" && /^[A-Za-z0-9_-]{8,64}$/.test(kept.machine_id)) return kept.machine_id;
-  const made = randomBytes(18).toString("base64url");
+  const made = nodeCrypto().randomBytes(18).toString("base64url");
   writePrivate(file, { machine_id: made }, env);
   return made;
 }
@@ -3792,7 +3815,7 @@ export function readZip(bytes) {
     const name = bytes.subarray(at + 46, at + 46 + nameLength).toString("utf8");
     const start = local + 30 + bytes.readUInt16LE(local + 26) + bytes.readUInt16LE(local + 28);
     const data = bytes.subarray(start, start + size);
-    if (method === 8) files.set(name, zlib.inflateRawSync(data));
+    if (method === 8) files.set(name, nodeZlib().inflateRawSync(data));
     else if (method === 0) files.set(name, Buffer.from(data));
     else throw new Error(`${name}: compression method ${method}`);
     at += 46 + nameLength + extra + comment;

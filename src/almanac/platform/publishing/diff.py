@@ -73,7 +73,8 @@ def record_diff(
         return None
     stored = store_write._stored_records(conn, manifest.id)
     changes = store_write.RunChanges(manifest.id, _NO_RUN)
-    store_write._classify(changes, batch, stored, manifest, past_day=False)
+    printed = store_write._printed(batch, manifest)
+    store_write._classify(changes, printed, stored, manifest, past_day=False)
     store_write._mark_moves(changes, stored)
     store_write._count_misses(changes, stored, manifest, today)
     by_id = {old[store_write._ID]: old for old in stored}

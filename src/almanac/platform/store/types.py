@@ -61,6 +61,24 @@ def canonical_content(content: dict[str, Any]) -> str:
     return _ENCODER.encode(_normalise(content))
 
 
+_VALUE_TEXTS: dict[tuple[str, ...], tuple[tuple[str, ...], str]] = {}
+"""By the order of a value record's field keys as printed: the keys sorted, and the record's text
+with a `%r` for each figure in that order and a `%s` for `revises` (made once per order rather
+than once per record)."""
+_VALUE_TEXTS_MOST = 4096
+"""Orders kept at most: a batch may print its fields in ever new orders."""
+
+
+def _value_text(order: tuple[str, ...]) -> tuple[tuple[str, ...], str]:
+    """The `_VALUE_TEXTS` entry of `order`, made and kept."""
+    if len(_VALUE_TEXTS) >= _VALUE_TEXTS_MOST:
+        _VALUE_TEXTS.clear()
+    keys = tuple(sorted(order))
+    figures = ",".join(f'"{key.replace("%", "%%")}":%r' for key in keys)
+    shape = _VALUE_TEXTS[order] = (keys, '{"fields":{' + figures + '},"revises":%s}')
+    return shape
+
+
 def content_text(record: Mapping[str, Any]) -> str:
     """`canonical_content(record_content(record))` for a record the contract has checked.
 
@@ -70,8 +88,10 @@ def content_text(record: Mapping[str, Any]) -> str:
     if record["kind"] != "value":
         return canonical_content(record_content(record))
     fields = record["fields"]
-    parts = []
-    for key in sorted(fields):
+    order = tuple(fields)
+    keys, text = _VALUE_TEXTS.get(order) or _value_text(order)
+    figures: list[object] = []
+    for key in keys:
         figure = fields[key]
         kind = type(figure)
         if kind is float:
@@ -79,7 +99,7 @@ def content_text(record: Mapping[str, Any]) -> str:
                 figure = int(figure)
         elif kind is not int:
             return canonical_content(record_content(record))
-        parts.append(f'"{key}":{figure!r}')
+        figures.append(figure)
     revises = record.get("revises")
-    revises_text = "null" if revises is None else _ENCODER.encode(revises)
-    return '{"fields":{' + ",".join(parts) + '},"revises":' + revises_text + "}"
+    figures.append("null" if revises is None else _ENCODER.encode(revises))
+    return text % tuple(figures)

@@ -1,14 +1,18 @@
 """The write: one run, one transaction ("The write", "Stored-record behaviour", "Stored record in
 a snapshot window", "Event record", Held, DECISIONS 8 for backfill runs).
 
-The stored records of the plug-in are read with one SELECT and compared with the batch in one
-pass keyed by record key; only what changed is written, with bulk statements (COPY on
-PostgreSQL, executemany on SQLite).
+The stored records of the plug-in are read with one SELECT (skipped on a first run: there are
+none) and compared with the batch in one pass keyed by record key; only what changed is written,
+with bulk statements (COPY on PostgreSQL, executemany on SQLite). On PostgreSQL the Python work
+overlaps the server's: the batch's keys and contents are made while the stored records are read,
+and the new records stream into the table while the rest of the batch is compared.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import date, datetime
 from typing import TYPE_CHECKING, Any, Final, TypedDict, cast
@@ -187,6 +191,9 @@ _NEW = (
 )
 NewRecord = tuple[str, str, date, str, str, str, int, int, str, datetime, int, bool, None]
 """A record the run adds, in `_NEW` order."""
+Printed = tuple[str, date, str, str, str]
+"""A record of the batch as the write compares it: series, date and discriminator (its key),
+kind and content text."""
 _CHUNK = 5000
 
 
@@ -222,14 +229,16 @@ class WrittenBy:
 @dataclass(slots=True)
 class RunChanges:
     """What one run changes in a plug-in's stored records: filled by `_classify`, `_mark_moves`,
-    `_count_misses` and `_withdraw_or_hold`, then written by `_apply`."""
+    `_count_misses` and `_withdraw_or_hold`, then written by `_apply` (the new records by
+    `write_run` as `_classify` finds them)."""
 
     plugin_id: str
     by: WrittenBy
     counts: RunCounts = field(default_factory=RunCounts)
     new_records: list[NewRecord] = field(default_factory=list)
+    """The records the run adds, when `_classify` is given no other place for them."""
     new_dates: dict[str, list[date]] = field(default_factory=dict)
-    """The dates of the new records by series (they count in their snapshot window)."""
+    """The dates of the new records by series with a snapshot window (they count in it)."""
     printed: set[int] = field(default_factory=set)
     """Ids of the stored records the batch printed."""
     printed_events: dict[tuple[str, str], date] = field(default_factory=dict)
@@ -297,20 +306,24 @@ def _driver(conn: Connection) -> psycopg.Connection[tuple[Any, ...]]:
     return cast("psycopg.Connection[tuple[Any, ...]]", raw)
 
 
-def _bulk_insert(
-    conn: Connection, table: Table, columns: Sequence[str], rows: Sequence[tuple[object, ...]]
-) -> None:
-    """Insert `rows`, tuples in `columns` order: binary COPY on PostgreSQL, executemany else."""
-    if not rows:
-        return
+@contextmanager
+def _inserting(
+    conn: Connection, table: Table, columns: Sequence[str]
+) -> Iterator[Callable[[tuple[object, ...]], object]]:
+    """Yield a function that adds a row, a tuple in `columns` order; the rows are inserted by the
+    end of the block. On PostgreSQL they stream through binary COPY as they are added, so the
+    server stores them while the caller makes the rest (the connection takes no other statement
+    meanwhile); elsewhere one executemany at the end."""
     if conn.dialect.name != "postgresql":
-        conn.execute(insert(table), [dict(zip(columns, row, strict=True)) for row in rows])
+        rows: list[tuple[object, ...]] = []
+        yield rows.append
+        if rows:
+            conn.execute(insert(table), [dict(zip(columns, row, strict=True)) for row in rows])
         return
     statement = f"COPY {table.name} ({', '.join(columns)}) FROM STDIN (FORMAT BINARY)"
     with _driver(conn).cursor() as cursor, cursor.copy(statement) as copy:
         copy.set_types([_binary_type(table.c[name].type) for name in columns])
-        for row in rows:
-            copy.write_row(row)
+        yield copy.write_row
 
 
 def _binary_type(column_type: TypeEngine[Any]) -> str:
@@ -343,6 +356,43 @@ def _stored_records(conn: Connection, plugin_id: str) -> Sequence[StoredRecord]:
     with _driver(conn).cursor() as cursor:
         cursor.execute(str(compiled), compiled.params)
         return cast("list[StoredRecord]", cursor.fetchall())
+
+
+def _has_stored(conn: Connection, plugin_id: str) -> bool:
+    """Whether the plug-in has any stored record (withdrawn ones too)."""
+    query = select(records.c.id).where(records.c.plugin_id == plugin_id).limit(1)
+    return conn.execute(query).first() is not None
+
+
+def _printed(batch: Iterable[Mapping[str, Any]], manifest: Manifest) -> Iterator[Printed]:
+    """Each record of the batch (already checked by the contract) as `Printed`, in batch order."""
+    dates_of = {s.key: s.dates for s in manifest.series}
+    # One date object per distinct day: a batch repeats few days over many series.
+    days: dict[str, date] = {}
+    for record in batch:
+        series_key: str = record["series"]
+        _, day_text, discriminator = record_key(record, dates_of[series_key])
+        day = days.get(day_text)
+        if day is None:
+            day = days[day_text] = date.fromisoformat(day_text)
+        yield series_key, day, discriminator, record["kind"], content_text(record)
+
+
+def _stored_and_printed(
+    conn: Connection, plugin_id: str, batch: Sequence[Mapping[str, Any]], manifest: Manifest
+) -> tuple[Sequence[StoredRecord], Iterable[Printed]]:
+    """The plug-in's stored records and the batch's `Printed` records. On a first run (nothing
+    stored) every printed record is new, so they are left to be made as they are written;
+    otherwise they are made while the stored ones are read (on PostgreSQL the read waits for
+    the server in a second thread meanwhile, the connection being the thread's alone)."""
+    if not _has_stored(conn, plugin_id):
+        return (), _printed(batch, manifest)
+    if conn.dialect.name != "postgresql":
+        return _stored_records(conn, plugin_id), list(_printed(batch, manifest))
+    with ThreadPoolExecutor(max_workers=1) as reader:
+        stored = reader.submit(_stored_records, conn, plugin_id)
+        printed = list(_printed(batch, manifest))
+        return stored.result(), printed
 
 
 def _push_revisions(conn: Connection, record_ids: Sequence[int], now: datetime) -> None:
@@ -411,10 +461,12 @@ def write_run(
         step("locked")
         run_id = _insert_run(conn, plugin_id, version_id, digest, run, "success", None)
         step("run")
-        stored = _stored_records(conn, plugin_id)
+        stored, printed = _stored_and_printed(conn, plugin_id, batch, manifest)
         step("read")
         changes = RunChanges(plugin_id, WrittenBy(run_id, version_id, digest, run.now))
-        _classify(changes, batch, stored, manifest, past_day=past_day)
+        with _inserting(conn, records, _NEW) as add_new:
+            _classify(changes, printed, stored, manifest, past_day=past_day, add_new=add_new)
+        step("inserted")
         # DECISIONS 8: a backfill reads the sources as they were on a past day, so what it
         # leaves out says nothing of today: it marks no move, counts no miss, withdraws nothing.
         if not past_day:
@@ -434,58 +486,53 @@ def write_run(
 
 def _classify(
     changes: RunChanges,
-    batch: Sequence[Mapping[str, Any]],
+    printed: Iterable[Printed],
     stored: Sequence[StoredRecord],
     manifest: Manifest,
     *,
     past_day: bool,
+    add_new: Callable[[NewRecord], object] | None = None,
 ) -> None:
     """ "Stored-record behaviour": each printed record is new, unchanged, revised, or returns
     when it had been withdrawn or moved; printing a record starts its miss count over ("Stored
-    record in a snapshot window"), except on a backfill (DECISIONS 8)."""
+    record in a snapshot window"), except on a backfill (DECISIONS 8). Each new record goes to
+    `add_new` as soon as it is found (by default to `changes.new_records`)."""
     by_key = {(r[_SERIES], r[_DATE], r[_DISC]): r for r in stored}
-    dates_of = {s.key: s.dates for s in manifest.series}
+    windowed = {s.key for s in manifest.series if s.snapshot}
     # Plain locals for the loop below: it runs once per printed record, hundreds of thousands.
     by = changes.by
-    fresh = (by.run_id, by.version_id, by.digest, by.since)
+    fresh = (by.run_id, by.version_id, by.digest, by.since, 0, False, None)
     plugin_id = changes.plugin_id
     counts = changes.counts
-    new_records = changes.new_records
+    add = changes.new_records.append if add_new is None else add_new
+    new = unchanged = 0
     new_dates = changes.new_dates
-    printed = changes.printed
+    printed_ids = changes.printed
     printed_events = changes.printed_events
     misses = changes.misses
-    # One date object per distinct day: a batch repeats few days over many series.
-    days: dict[str, date] = {}
-    for record in batch:
-        series_key: str = record["series"]
-        kind: str = record["kind"]
-        _, day_text, discriminator = record_key(record, dates_of[series_key])
-        day = days.get(day_text)
-        if day is None:
-            day = days[day_text] = date.fromisoformat(day_text)
-        content = content_text(record)
+    for series_key, day, discriminator, kind, content in printed:
         if kind == "event":
             printed_events[(series_key, discriminator)] = day
         old = by_key.get((series_key, day, discriminator))
         if old is None:
-            new_records.append(
-                (plugin_id, series_key, day, discriminator, kind, content, *fresh, 0, False, None)
-            )
-            new_dates.setdefault(series_key, []).append(day)
+            add((plugin_id, series_key, day, discriminator, kind, content, *fresh))
+            new += 1
+            if series_key in windowed:
+                new_dates.setdefault(series_key, []).append(day)
             continue
-        printed.add(old[_ID])
-        if old[_WITHDRAWN] or old[_CONTENT] != content or old[_MOVED] is not None:
-            if old[_WITHDRAWN]:
-                counts.returned += 1
-            else:
-                counts.revised += 1
-            changes.rewrite(old, content, misses=old[_MISSES] if past_day else 0)
-        else:
-            counts.unchanged += 1
+        printed_ids.add(old[_ID])
+        if old[_CONTENT] == content and not old[_WITHDRAWN] and old[_MOVED] is None:
+            unchanged += 1
             if old[_MISSES] and not past_day:
                 misses[old[_ID]] = 0
-    counts.new = len(new_records)
+            continue
+        if old[_WITHDRAWN]:
+            counts.returned += 1
+        else:
+            counts.revised += 1
+        changes.rewrite(old, content, misses=old[_MISSES] if past_day else 0)
+    counts.new = new
+    counts.unchanged = unchanged
 
 
 def _mark_moves(changes: RunChanges, stored: Sequence[StoredRecord]) -> None:
@@ -566,10 +613,8 @@ def _withdraw_or_hold(changes: RunChanges, due: Sequence[WithdrawalsDue]) -> Non
 
 
 def _apply(conn: Connection, changes: RunChanges, step: Fault) -> None:
-    """Write the run's changes to the records with bulk statements, each replaced current row
-    kept as a revision first ("Every change is kept as a revision")."""
-    _bulk_insert(conn, records, _NEW, changes.new_records)
-    step("inserted")
+    """Write the run's changes to the stored records with bulk statements, each replaced
+    current row kept as a revision first ("Every change is kept as a revision")."""
     _push_revisions(conn, changes.kept_as_revision, changes.by.since)
     step("revisions")
     _bulk_update(conn, list(changes.updates.values()), _FULL)
