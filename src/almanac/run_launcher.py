@@ -69,6 +69,7 @@ class ForkServerRunLauncher(dg.DefaultRunLauncher):
         super().__init__(inst_data=inst_data)
         self._preload = list(preload) if preload is not None else list(PRELOAD)
         self._workers: dict[str, BaseProcess] = {}
+        self._forkserver: ForkServerContext | None = None
 
     @classmethod
     def config_type(cls) -> dict[str, Any]:
@@ -108,6 +109,9 @@ class ForkServerRunLauncher(dg.DefaultRunLauncher):
         run's code location module, and the modules of this instance's storages and compute log
         manager (a run worker's instance is made of the same classes; SQLite's storage or
         dagster-postgres alone take a quarter of a second to import)."""
+        if self._forkserver is not None:
+            # The server has started with the first launch's preload; later ones change nothing.
+            return self._forkserver
         context = multiprocessing.get_context("forkserver")
         assert isinstance(context, ForkServerContext)
         module = getattr(code_pointer, "module", None)
@@ -124,6 +128,7 @@ class ForkServerRunLauncher(dg.DefaultRunLauncher):
             *(type(part).__module__ for part in parts if part is not None),
         ]
         context.set_forkserver_preload(list(dict.fromkeys(preload)))
+        self._forkserver = context
         return context
 
     def _reap(self) -> None:
