@@ -37,6 +37,7 @@ from typing import Any
 
 import httpx
 import pytest
+from anyio.from_thread import start_blocking_portal
 from sqlalchemy import Engine, func, select
 from sqlalchemy.orm import Session
 from starlette.requests import Request
@@ -384,6 +385,19 @@ class OtherWrite:
             self.error = error
 
 
+@contextmanager
+def request_session(request: Request, ctx: ApiContext) -> Iterator[Session]:
+    """The session `get_db` gives `request`, opened and closed on an event loop as FastAPI
+    does."""
+    with start_blocking_portal() as portal:
+        sessions = get_db(request, ctx)
+        db = portal.call(sessions.__anext__)
+        try:
+            yield db
+        finally:
+            portal.call(sessions.aclose)
+
+
 def app_context(engine: Engine, passwords: Passwords) -> ApiContext:
     """The context of the real app over `engine` (its sessions are what `get_db` hands out)."""
     app = create_app(
@@ -406,9 +420,7 @@ def test_a_write_request_waits_for_another_writer_instead_of_failing(
     request = request_of(method)
     assert may_write(request)
     other_engine = make_engine(f"sqlite:///{store_path}")
-    sessions = get_db(request, app_context(engine, passwords))
-    db = next(sessions)
-    try:
+    with request_session(request, app_context(engine, passwords)) as db:
         assert db.scalar(select(func.count()).select_from(accounts.Account)) == 0
         other = OtherWrite(other_engine, passwords)
         thread = threading.Thread(target=other.run)
@@ -418,8 +430,6 @@ def test_a_write_request_waits_for_another_writer_instead_of_failing(
         accounts.sign_up(db, "first@example.org", PASSWORD, passwords, T0)
         db.commit()
         committed_at = time.monotonic()
-    finally:
-        sessions.close()
     thread.join(30)
     other_engine.dispose()
     assert other.error is None, repr(other.error)
@@ -439,16 +449,14 @@ def test_a_read_request_never_keeps_a_writer_waiting(
     request = request_of("GET", bearer=bearer)
     assert not may_write(request)
     other_engine = make_engine(f"sqlite:///{store_path}")
-    sessions = get_db(request, app_context(engine, passwords))
-    db = next(sessions)
     try:
-        assert db.scalar(select(func.count()).select_from(accounts.Account)) == 0
-        other = OtherWrite(other_engine, passwords)
-        thread = threading.Thread(target=other.run)
-        thread.start()
-        thread.join(10)
-        assert not thread.is_alive() and other.error is None, repr(other.error)
-        assert db.scalar(select(func.count()).select_from(accounts.Account)) == 0
+        with request_session(request, app_context(engine, passwords)) as db:
+            assert db.scalar(select(func.count()).select_from(accounts.Account)) == 0
+            other = OtherWrite(other_engine, passwords)
+            thread = threading.Thread(target=other.run)
+            thread.start()
+            thread.join(10)
+            assert not thread.is_alive() and other.error is None, repr(other.error)
+            assert db.scalar(select(func.count()).select_from(accounts.Account)) == 0
     finally:
-        sessions.close()
         other_engine.dispose()

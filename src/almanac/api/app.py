@@ -162,15 +162,18 @@ def create_app(
     install_access_log_redaction()
 
     v1 = APIRouter(prefix=API_PREFIX)
+    # Readers' reads are most of the traffic, and FastAPI tries the routes in order (each area
+    # costs microseconds a request): the reader's areas come first. No other area's prefix
+    # begins with /reader, so the order changes no answer.
+    v1.include_router(reader.router)
+    v1.include_router(feeds.reader_router)
     for area in (auth, tokens, organizations, staff, invitations, host, portal, portal_listings):
         v1.include_router(area.router)
     for area in (agents, device):
         v1.include_router(area.router)
     v1.include_router(review.router)
     v1.include_router(store.router)
-    v1.include_router(reader.router)
     v1.include_router(host_readers.router)
-    v1.include_router(feeds.reader_router)
     v1.include_router(feeds.router)
     v1.include_router(host_alerts.router)
     app.include_router(v1)

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Annotated, Any, Literal
 
 from fastapi import Depends, Request
-from sqlalchemy.orm import Session
+from sqlalchemy.orm import Session, sessionmaker
+from starlette.concurrency import run_in_threadpool
 
 from almanac.api.context import ApiContext
 from almanac.platform import accounts, agents
@@ -39,26 +41,37 @@ def may_write(request: Request) -> bool:
     return request.method not in READ_ONLY_METHODS
 
 
-def get_db(request: Request, ctx: Context) -> Iterator[Session]:
+@asynccontextmanager
+async def _session_of(sessions: sessionmaker[Session]) -> AsyncIterator[Session]:
+    """A session from `sessions`, opened on the event loop (a session touches the database only
+    at its first statement) and closed in the thread pool (closing returns its connection,
+    rolling back what was left uncommitted): one hop to the thread pool a request, not two."""
+    db = sessions()
+    try:
+        yield db
+    finally:
+        await run_in_threadpool(db.close)
+
+
+async def get_db(request: Request, ctx: Context) -> AsyncIterator[Session]:
     """One database session per request; routes commit what they change, the rest is rolled
     back when the request ends. A request that may write takes the store's write lock when its
     transaction begins (see `almanac.platform.store.engine`), so another process writing makes
     it wait, never fail; one that only reads never waits."""
-    sessions = ctx.write_sessions if may_write(request) else ctx.sessions
-    with sessions() as db:
+    async with _session_of(ctx.write_sessions if may_write(request) else ctx.sessions) as db:
         yield db
 
 
-def get_read_db(ctx: Context) -> Iterator[Session]:
+async def get_read_db(ctx: Context) -> AsyncIterator[Session]:
     """A read-only session beside the request's own, for slow work that must hold no write
     lock (the password check of a sign-in)."""
-    with ctx.sessions() as db:
+    async with _session_of(ctx.sessions) as db:
         yield db
 
 
-def get_write_db(ctx: Context) -> Iterator[Session]:
+async def get_write_db(ctx: Context) -> AsyncIterator[Session]:
     """The request's session for a GET that writes (the mailed verification link)."""
-    with ctx.write_sessions() as db:
+    async with _session_of(ctx.write_sessions) as db:
         yield db
 
 
