@@ -14,9 +14,10 @@ as a spawned process would.
 
 Runs whose code location lives in another Python environment than the daemon's go through the
 code server as with `DefaultRunLauncher`. Termination and the run monitoring's health check go
-by the worker's process id (kept as a run tag), so the webserver and the daemon can both stop a
-run; both run on the machine the run workers run on, which is what this launcher is for. For
-more machines, Docker's or Kubernetes' launcher (README, "Running in production").
+by the worker's process id and its start time (kept as run tags: a process id is reused once
+its process ended, the pair is not), so the webserver and the daemon can both stop a run;
+both run on the machine the run workers run on, which is what this launcher is for. For more
+machines, Docker's or Kubernetes' launcher (README, "Running in production").
 """
 
 from __future__ import annotations
@@ -42,6 +43,8 @@ from almanac.assets.dagster_private import (
 )
 
 PID_TAG = "almanac/run_worker_pid"
+STARTED_TAG = "almanac/run_worker_started"
+"""The worker's start time in clock ticks since boot (/proc/<pid>/stat, field 22)."""
 PRELOAD = (
     "dagster",
     "dagster._cli.api",
@@ -101,7 +104,12 @@ class ForkServerRunLauncher(dg.DefaultRunLauncher):
         )
         worker.start()
         self._workers[run.run_id] = worker
-        self._instance.add_run_tags(run.run_id, {PID_TAG: str(worker.pid)})
+        assert worker.pid is not None
+        tags = {PID_TAG: str(worker.pid)}
+        started = _process_started(worker.pid)
+        if started is not None:
+            tags[STARTED_TAG] = started
+        self._instance.add_run_tags(run.run_id, tags)
 
     def _context(self, code_pointer: object) -> ForkServerContext:
         """The forkserver context. Its server, started at the first launch, imports once for
@@ -143,6 +151,12 @@ class ForkServerRunLauncher(dg.DefaultRunLauncher):
         value = run.tags.get(PID_TAG)
         return int(value) if value and value.isdigit() else None
 
+    def _worker_running(self, run: dg.DagsterRun, pid: int) -> bool:
+        """Whether `pid` is still the run's worker: live, and started when the worker did (a
+        run tagged before the start time was kept goes by the process id alone)."""
+        started = _process_started(pid)
+        return started is not None and run.tags.get(STARTED_TAG, started) == started
+
     def terminate(self, run_id: str) -> bool:
         if not self.has_instance:
             return False
@@ -152,6 +166,8 @@ class ForkServerRunLauncher(dg.DefaultRunLauncher):
         pid = self._worker_pid(run)
         if pid is None:
             return bool(super().terminate(run_id))  # type: ignore[no-untyped-call]
+        if not self._worker_running(run, pid):
+            return False
         self._instance.report_run_canceling(run)
         # SIGTERM is an interrupt to `dagster api execute_run`: the run ends as canceled.
         try:
@@ -169,7 +185,7 @@ class ForkServerRunLauncher(dg.DefaultRunLauncher):
         if pid is None:
             # Started through a code server, as `DefaultRunLauncher` does: not checked, as there.
             return CheckRunHealthResult(WorkerStatus.RUNNING, "started through a code server")
-        if _process_running(pid):
+        if self._worker_running(run, pid):
             return CheckRunHealthResult(WorkerStatus.RUNNING, run_worker_id=str(pid))
         return CheckRunHealthResult(
             WorkerStatus.FAILED, f"run worker process {pid} is gone", run_worker_id=str(pid)
@@ -180,11 +196,15 @@ class ForkServerRunLauncher(dg.DefaultRunLauncher):
         super().dispose()
 
 
-def _process_running(pid: int) -> bool:
-    """Whether `pid` is a live process (a zombie that has not been reaped counts as gone)."""
+def _process_started(pid: int) -> str | None:
+    """When the live process `pid` started (clock ticks since boot), or None when there is none
+    (a zombie that has not been reaped counts as gone)."""
     try:
         with open(f"/proc/{pid}/stat", encoding="ascii") as stat:
-            state = stat.read().rsplit(")", 1)[1].split()[0]
-    except (FileNotFoundError, ProcessLookupError, IndexError):
-        return False
-    return state not in ("Z", "X")
+            fields = stat.read().rsplit(")", 1)[1].split()
+    except (FileNotFoundError, ProcessLookupError):
+        return None
+    # After the command: state is field 3 of the file, the start time field 22.
+    if len(fields) < 20 or fields[0] in ("Z", "X"):
+        return None
+    return fields[19]

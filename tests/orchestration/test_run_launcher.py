@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import subprocess
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -23,7 +24,7 @@ from dagster._core.workspace.load_target import ModuleTarget
 
 from almanac.assets.control import dagster_yaml
 from almanac.assets.dagster_private import WorkerStatus
-from almanac.run_launcher import PID_TAG, ForkServerRunLauncher
+from almanac.run_launcher import PID_TAG, STARTED_TAG, ForkServerRunLauncher
 from almanac.settings import Settings
 from tests.conftest import REPO
 
@@ -183,3 +184,27 @@ def test_the_health_check_sees_a_worker_that_died(launching: Launching) -> None:
         time.sleep(0.05)
     health = launcher.check_run_worker_health(started)
     assert health.status == WorkerStatus.FAILED and str(pid) in (health.msg or "")
+
+
+def test_a_process_id_reused_by_another_process_is_not_the_worker(launching: Launching) -> None:
+    """The worker's process id, once another process has it, neither counts as the worker to
+    the health check nor is stopped by a stop of the run."""
+    launcher = launching.instance.run_launcher
+    run = launching.launch(waiting_job)
+    started = launching.wait(run, dg.DagsterRunStatus.STARTED)
+    assert started.tags[STARTED_TAG].isdigit()
+    assert launcher.check_run_worker_health(started).status == WorkerStatus.RUNNING
+    # Another process, started later, with the worker's tags pointing at it: what a reused
+    # process id looks like.
+    stranger = subprocess.Popen(["sleep", "60"])
+    try:
+        launching.instance.add_run_tags(run.run_id, {PID_TAG: str(stranger.pid)})
+        reused = launching.instance.get_run_by_id(run.run_id)
+        assert reused is not None and reused.tags[PID_TAG] == str(stranger.pid)
+        health = launcher.check_run_worker_health(reused)
+        assert health.status == WorkerStatus.FAILED
+        assert launcher.terminate(run.run_id) is False
+        assert stranger.poll() is None, "an unrelated process was stopped"
+    finally:
+        stranger.kill()
+        stranger.wait()
