@@ -3,6 +3,7 @@
 // `node -e 0`. The last line is one JSON object of the figures.
 //   .venv/bin/node tests/tool/bench_check.mjs
 import { spawnSync } from "node:child_process";
+import * as fs from "node:fs";
 import * as path from "node:path";
 import { tool, tempDir, TOOL } from "./helpers.mjs";
 
@@ -17,6 +18,7 @@ const time = (args, cwd) => {
 };
 
 const work = tempDir();
+process.on("exit", () => fs.rmSync(work, { recursive: true, force: true }));
 if (tool(["init", "bench-rates", "--timezone", "UTC"], { cwd: work }).code !== 0) throw new Error("init failed");
 const folder = path.join(work, "bench-rates");
 const baseline = [];
