@@ -1482,10 +1482,12 @@ export function runFetcher({ folder, context, readPaths = [], limits = {} }) {
     reads.add(path.resolve(p));
     reads.add(realOrSelf(path.resolve(p)));
   }
-  const args = ["--permission", ...[...reads].map((p) => `--allow-fs-read=${p}`), `--allow-fs-read=${guard}`, `--allow-fs-write=${tmp}`, `--max-old-space-size=${megabytes}`, "--disable-warning=ExperimentalWarning", `--import=${pathToFileURL(guard).href}`, "fetch.mjs"];
+  const args = ["--permission", ...[...reads].map((p) => `--allow-fs-read=${p}`), `--allow-fs-read=${tmp}`, `--allow-fs-write=${tmp}`, `--max-old-space-size=${megabytes}`, "--disable-warning=ExperimentalWarning", `--import=${pathToFileURL(guard).href}`, "fetch.mjs"];
   const started = Date.now();
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, args, { cwd: folder, env: { LANG: "C.UTF-8", PATH: process.env.PATH || "/usr/bin:/bin" }, stdio: ["pipe", "pipe", "pipe"] });
+    // The temporary folder is the run's own, as /tmp is in the locked room: os.tmpdir() names it,
+    // and the fetcher may read back what it wrote there.
+    const child = spawn(process.execPath, args, { cwd: folder, env: { LANG: "C.UTF-8", PATH: process.env.PATH || "/usr/bin:/bin", TMPDIR: tmp }, stdio: ["pipe", "pipe", "pipe"] });
     const out = [];
     let outBytes = 0;
     let err = "";

@@ -77,6 +77,21 @@ test("fixtures are not in the locked room: a fetcher copying fixtures/records.js
   assert.match(finding(again.out, "PLG-RUN-READ-OUTSIDE").message, /README\.md.*fixtures\/records\.jsonl/);
 });
 
+test("a fetcher writes and reads back its own temporary folder (os.tmpdir(), /tmp in the locked room)", () => {
+  const dir = copyPlugin(plugin);
+  fs.rmSync(path.join(dir, "fixtures", "runs"), { recursive: true });
+  // The template fetcher, its records passing through a file in the temporary folder.
+  fetcher(dir, templateFetcher.replace(/process\.stdout\.write\(([^;]*)\);/, (_, text) => `{ const { writeFileSync, readFileSync } = await import("node:fs"); const { tmpdir } = await import("node:os"); const kept = tmpdir() + "/out.jsonl"; writeFileSync(kept, ${text}); process.stdout.write(readFileSync(kept, "utf8")); }`));
+  assert.match(fs.readFileSync(path.join(dir, "fetch.mjs"), "utf8"), /tmpdir\(\)/);
+  const r = check(dir);
+  assert.equal(r.code, 0, JSON.stringify(r.out.findings));
+  // Anywhere else in /tmp is still outside.
+  fetcher(dir, 'import { writeFileSync } from "node:fs";\nwriteFileSync("/tmp/almanac-guard-outside", "x");\n');
+  const outside = check(dir);
+  assert.equal(outside.code, 1);
+  assert.equal(fs.existsSync("/tmp/almanac-guard-outside"), false);
+});
+
 test("a fetcher reads its own code files and folders, also through a linked plug-in folder (1.3.0)", () => {
   const dir = copyPlugin(plugin);
   fs.mkdirSync(path.join(dir, "data"));
