@@ -13,6 +13,7 @@ import json
 import os
 import signal
 import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -24,6 +25,7 @@ from dagster._core.workspace.load_target import ModuleTarget
 
 from almanac.assets.control import dagster_yaml
 from almanac.assets.dagster_private import WorkerStatus
+from almanac.compute_logs import FileComputeLogManager
 from almanac.run_launcher import PID_TAG, STARTED_TAG, ForkServerRunLauncher
 from almanac.settings import Settings
 from tests.conftest import REPO
@@ -48,6 +50,23 @@ def wait_for_release() -> None:
         time.sleep(0.05)
 
 
+@dg.op
+def print_lines() -> None:
+    print("a line on stdout", flush=True)
+    print("a line on stderr", file=sys.stderr, flush=True)
+    os.write(2, b"a line written to descriptor 2\n")
+    children = [
+        pid for task in Path("/proc/self/task").iterdir()
+        for pid in (task / "children").read_text().split()
+    ]  # fmt: skip
+    (Path(os.environ[OUT_ENV]) / "children.json").write_text(json.dumps(children))
+
+
+@dg.job(executor_def=dg.in_process_executor)
+def print_job() -> None:
+    print_lines()
+
+
 @dg.job(executor_def=dg.in_process_executor)
 def note_job() -> None:
     note_process()
@@ -58,7 +77,7 @@ def waiting_job() -> None:
     wait_for_release()
 
 
-launcher_location = dg.Definitions(jobs=[note_job, waiting_job])
+launcher_location = dg.Definitions(jobs=[note_job, waiting_job, print_job])
 
 
 class Launching:
@@ -208,3 +227,28 @@ def test_a_process_id_reused_by_another_process_is_not_the_worker(launching: Lau
     finally:
         stranger.kill()
         stranger.wait()
+
+
+def test_what_a_run_prints_is_kept_for_the_ui_without_mirroring_processes(
+    launching: Launching,
+) -> None:
+    """The compute log manager of the service's dagster.yaml keeps a run's stdout and stderr
+    (Python's and the descriptors') where the UI reads them, and starts no process for it."""
+    manager = launching.instance.compute_log_manager
+    assert isinstance(manager, FileComputeLogManager)
+    run = launching.launch(print_job)
+    launching.wait(run, dg.DagsterRunStatus.SUCCESS)
+    [captured] = [
+        entry.dagster_event.logs_captured_data
+        for entry in launching.instance.all_logs(run.run_id)
+        if entry.dagster_event is not None
+        and entry.dagster_event.event_type == dg.DagsterEventType.LOGS_CAPTURED
+    ]
+    log_key = manager.build_log_key_for_run(run.run_id, captured.file_key)
+    assert manager.is_capture_complete(log_key)
+    data = manager.get_log_data(log_key)
+    assert data.stdout is not None and b"a line on stdout" in data.stdout
+    assert data.stderr is not None
+    assert b"a line on stderr" in data.stderr
+    assert b"a line written to descriptor 2" in data.stderr
+    assert json.loads((launching.out / "children.json").read_text()) == []

@@ -51,7 +51,8 @@ RUN_LAUNCHER = ("almanac.run_launcher", "ForkServerRunLauncher")
 def dagster_yaml(settings: Settings, run_launcher: tuple[str, str] = RUN_LAUNCHER) -> str:
     """dagster.yaml: queued runs, pools enforced per run (the limit itself is kept in the
     instance, see `set_run_slots`), run workers started by `run_launcher` (module, class),
-    telemetry off, and the storage beside the store's."""
+    compute logs in files under Dagster's home, telemetry off, and the storage beside the
+    store's."""
     lines = [
         "telemetry:",
         "  enabled: false",
@@ -67,6 +68,13 @@ def dagster_yaml(settings: Settings, run_launcher: tuple[str, str] = RUN_LAUNCHE
         "run_launcher:",
         f"  module: {run_launcher[0]}",
         f"  class: {run_launcher[1]}",
+        # What a run prints is kept for the UI in files, without Dagster's mirroring
+        # processes (`almanac.compute_logs`).
+        "compute_logs:",
+        "  module: almanac.compute_logs",
+        "  class: FileComputeLogManager",
+        "  config:",
+        f"    base_dir: {str(settings.dagster_home / 'storage')!r}",
         "concurrency:",
         "  pools:",
         "    granularity: run",

@@ -18,6 +18,10 @@ Dagster is pinned to `1.13.*` (pyproject.toml) because of them: each has no publ
   `WorkerStatus`, `ConfigurableClassData`: the run launcher (`almanac.run_launcher`) runs
   `dagster api execute_run` in a forked process; Dagster exports the launcher base classes but
   not the types of their methods, nor the command's body.
+- `LocalComputeLogManager`, `CapturedLogContext`, `ComputeIOType`, `IO_TYPE_EXTENSION`,
+  `redirect_to_file`, `ensure_file`, `touch_file`: the compute log manager
+  (`almanac.compute_logs`) is Dagster's local one with its capture made without the mirroring
+  processes; Dagster documents the class but exports it from no public module.
 """
 
 from dagster._cli.api import execute_run_command
@@ -27,24 +31,38 @@ from dagster._core.definitions.definitions_load_context import (
     DefinitionsLoadType,
 )
 from dagster._core.execution.backfill import PartitionBackfill
+from dagster._core.execution.compute_logs import redirect_to_file
 from dagster._core.launcher import CheckRunHealthResult, LaunchRunContext, WorkerStatus
+from dagster._core.storage.compute_log_manager import CapturedLogContext, ComputeIOType
+from dagster._core.storage.local_compute_log_manager import (
+    IO_TYPE_EXTENSION,
+    LocalComputeLogManager,
+)
 from dagster._core.utils import make_new_backfill_id
 from dagster._grpc.types import ExecuteRunArgs
 from dagster._serdes.config_class import ConfigurableClassData
 from dagster._time import get_current_datetime, get_current_timestamp
+from dagster._utils import ensure_file, touch_file
 
 __all__ = [
     "IMPLICIT_ASSET_JOB_NAME",
+    "IO_TYPE_EXTENSION",
+    "CapturedLogContext",
     "CheckRunHealthResult",
+    "ComputeIOType",
     "ConfigurableClassData",
     "DefinitionsLoadContext",
     "DefinitionsLoadType",
     "ExecuteRunArgs",
     "LaunchRunContext",
+    "LocalComputeLogManager",
     "PartitionBackfill",
     "WorkerStatus",
+    "ensure_file",
     "execute_run_command",
     "get_current_datetime",
     "get_current_timestamp",
     "make_new_backfill_id",
+    "redirect_to_file",
+    "touch_file",
 ]
