@@ -59,15 +59,20 @@ from almanac.sensors.upload_checks import (
 from almanac.settings import Settings, load_settings
 
 
-def catalog_for_process(engine: Engine, snapshot_folder: Path) -> list[CatalogEntry]:
+def catalog_for_process(
+    engine: Engine, snapshot_folder: Path, only: Collection[str] | None = None
+) -> list[CatalogEntry]:
     """The catalog this process's definitions show: the inherited snapshot when there is one
-    (a run worker), else read from the store and kept as the snapshot for its children."""
+    (a run worker a code server spawned), else read from the store: the plug-ins of `only`
+    alone for a run worker (`run_worker_selection`), which starts no process that would
+    inherit it; every plug-in otherwise, kept as the snapshot for this process's children."""
     inherited = os.environ.get(SNAPSHOT_ENV)
     if inherited and Path(inherited).is_file():
         return read_snapshot(Path(inherited))
     with engine.connect() as conn:
-        entries = load_catalog(conn)
-    os.environ[SNAPSHOT_ENV] = str(write_snapshot(entries, snapshot_folder))
+        entries = load_catalog(conn, only)
+    if only is None:
+        os.environ[SNAPSHOT_ENV] = str(write_snapshot(entries, snapshot_folder))
     return entries
 
 
@@ -146,7 +151,7 @@ def build_definitions(
     settings = settings or load_settings()
     engine = engine or make_engine(settings.database_url)
     if catalog is None:
-        catalog = catalog_for_process(engine, settings.dagster_home / "catalog")
+        catalog = catalog_for_process(engine, settings.dagster_home / "catalog", only)
     if only is not None:
         catalog = [entry for entry in catalog if entry.id in only]
     pipeline = pipeline or default_pipeline(settings, engine)

@@ -8,6 +8,7 @@ approved plug-ins each run once and the definitions each run loads hold that plu
 
 from __future__ import annotations
 
+import os
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -21,7 +22,8 @@ from sqlalchemy import Engine
 import tests.orchestration.harness as harness
 from almanac.assets.dagster_private import IMPLICIT_ASSET_JOB_NAME
 from almanac.assets.tags import TAG_PLUGIN, asset_key
-from almanac.definitions import run_worker_selection
+from almanac.definitions import catalog_for_process, run_worker_selection
+from almanac.orchestration.catalog import SNAPSHOT_ENV, load_catalog
 from almanac.orchestration.folders import register_folder
 from tests.conftest import REPO
 from tests.orchestration.harness import (
@@ -126,3 +128,17 @@ def test_a_run_loads_only_its_plugin_through_the_service_definitions(
     for only, keys in run_loads:
         assert len(only) == 1
         assert {k for k in keys if k.path[0] == "plugins"} == {asset_key(next(iter(only)))}
+    # A run worker reads the catalog of its plug-in alone (its runs and records only), the
+    # same entry the whole catalog has, and keeps no snapshot: it starts no process that
+    # would inherit one.
+    with engine.connect() as conn:
+        every = {entry.id: entry for entry in load_catalog(conn)}
+        assert load_catalog(conn, only={"two"}) == [every["two"]]
+        assert load_catalog(conn, only=set()) == []
+    assert every["two"].records > 0 and every["two"].last_run_outcome is not None
+    monkeypatch.delenv(SNAPSHOT_ENV, raising=False)
+    snapshots = tmp_path / "snapshots"
+    assert catalog_for_process(engine, snapshots, only={"two"}) == [every["two"]]
+    assert SNAPSHOT_ENV not in os.environ and not snapshots.exists()
+    assert catalog_for_process(engine, snapshots) == list(every.values())
+    assert Path(os.environ[SNAPSHOT_ENV]).parent == snapshots

@@ -7,6 +7,7 @@ import hashlib
 import json
 import os
 import re
+from collections.abc import Collection
 from dataclasses import asdict, dataclass
 from datetime import date, datetime, timedelta
 from pathlib import Path
@@ -67,20 +68,19 @@ def group_name(publisher: str) -> str:
     return cleaned or "unknown_publisher"
 
 
-def load_catalog(conn: Connection) -> list[CatalogEntry]:
+def load_catalog(conn: Connection, only: Collection[str] | None = None) -> list[CatalogEntry]:
     """Every plug-in ever approved with its approved version, in one statement (no round trip
-    per plug-in), sorted by id."""
-    last_run = (
-        select(runs.c.plugin_id, func.max(runs.c.id).label("run_id"))
-        .group_by(runs.c.plugin_id)
-        .subquery("last_run")
+    per plug-in), sorted by id; with `only`, those of these ids alone (their runs and records
+    alone are read)."""
+    last_run = select(runs.c.plugin_id, func.max(runs.c.id).label("run_id"))
+    counts = select(records.c.plugin_id, func.count().label("n")).where(
+        records.c.withdrawn.is_(False)
     )
-    counts = (
-        select(records.c.plugin_id, func.count().label("n"))
-        .where(records.c.withdrawn.is_(False))
-        .group_by(records.c.plugin_id)
-        .subquery("counts")
-    )
+    if only is not None:
+        last_run = last_run.where(runs.c.plugin_id.in_(sorted(only)))
+        counts = counts.where(records.c.plugin_id.in_(sorted(only)))
+    last_run_rows = last_run.group_by(runs.c.plugin_id).subquery("last_run")
+    count_rows = counts.group_by(records.c.plugin_id).subquery("counts")
     query = (
         select(
             plugins.c.id,
@@ -96,15 +96,17 @@ def load_catalog(conn: Connection) -> list[CatalogEntry]:
             runs.c.outcome,
             runs.c.reason,
             runs.c.ended_at,
-            counts.c.n,
+            count_rows.c.n,
         )
         .join(versions, versions.c.id == plugins.c.approved_version_id)
-        .outerjoin(last_run, last_run.c.plugin_id == plugins.c.id)
-        .outerjoin(runs, runs.c.id == last_run.c.run_id)
-        .outerjoin(counts, counts.c.plugin_id == plugins.c.id)
+        .outerjoin(last_run_rows, last_run_rows.c.plugin_id == plugins.c.id)
+        .outerjoin(runs, runs.c.id == last_run_rows.c.run_id)
+        .outerjoin(count_rows, count_rows.c.plugin_id == plugins.c.id)
         .where(plugins.c.ever_approved.is_(True))
         .order_by(plugins.c.id)
     )
+    if only is not None:
+        query = query.where(plugins.c.id.in_(sorted(only)))
     entries = []
     for row in conn.execute(query).mappings():
         manifest = row["manifest"]
