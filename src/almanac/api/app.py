@@ -38,7 +38,7 @@ from almanac.platform.accounts import Passwords
 from almanac.platform.clock import Clock
 from almanac.platform.mail import Mailer
 from almanac.platform.publishing.proof import DomainProver
-from almanac.platform.store.engine import writing
+from almanac.platform.store.engine import reading, writing
 from almanac.sandbox.wellknown import domain_prover as default_domain_prover
 from almanac.settings import Settings
 
@@ -151,7 +151,7 @@ def create_app(
         clock=clock,
         mailer=mailer,
         engine=engine,
-        sessions=sessionmaker(engine, expire_on_commit=False),
+        sessions=sessionmaker(reading(engine), expire_on_commit=False),
         write_sessions=sessionmaker(writing(engine), expire_on_commit=False),
         passwords=passwords or Passwords(),
         tool_file=tool_file,

@@ -23,7 +23,8 @@ class ApiContext:
     mailer: Mailer
     engine: Engine
     sessions: sessionmaker[Session]
-    """Sessions for requests that only read (a deferred transaction: never waits for a writer)."""
+    """Sessions for requests that only read (`store.engine.reading`: on SQLite a deferred
+    transaction, never waiting for a writer; on PostgreSQL each statement on its own)."""
     write_sessions: sessionmaker[Session]
     """Sessions for requests that may write (the write lock taken when the transaction begins)."""
     passwords: Passwords

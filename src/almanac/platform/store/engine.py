@@ -6,7 +6,8 @@ database's one write lock at once, so a second writer waits (busy timeout, `BUSY
 the first commits or rolls back. A deferred transaction that reads first and writes later would
 fail at once instead of waiting whenever another connection committed in between (SQLite's
 SQLITE_BUSY_SNAPSHOT in WAL mode, which no busy timeout covers): so nothing that may write
-begins deferred. Read-only transactions begin deferred and never wait for a writer.
+begins deferred. Read-only transactions begin deferred and never wait for a writer; on
+PostgreSQL a session that only reads runs each statement on its own (`reading`).
 """
 
 from __future__ import annotations
@@ -56,6 +57,16 @@ def writing(engine: Engine) -> Engine:
     if engine.dialect.name != "sqlite":
         return engine
     return engine.execution_options(**{_IMMEDIATE: True})
+
+
+def reading(engine: Engine) -> Engine:
+    """The engine for sessions that only read: on PostgreSQL each statement on its own
+    (autocommit), since under READ COMMITTED each statement of a transaction sees its own
+    snapshot anyway and a BEGIN and a ROLLBACK would only add two round trips; on SQLite the
+    engine itself (a deferred transaction, one snapshot)."""
+    if engine.dialect.name != "postgresql":
+        return engine
+    return engine.execution_options(isolation_level="AUTOCOMMIT")
 
 
 @contextmanager
