@@ -1482,7 +1482,7 @@ export function runFetcher({ folder, context, readPaths = [], limits = {} }) {
     reads.add(path.resolve(p));
     reads.add(realOrSelf(path.resolve(p)));
   }
-  const args = ["--permission", ...[...reads].map((p) => `--allow-fs-read=${p}`), `--allow-fs-read=${tmp}`, `--allow-fs-write=${tmp}`, `--max-old-space-size=${megabytes}`, "--disable-warning=ExperimentalWarning", `--import=${pathToFileURL(guard).href}`, "fetch.mjs"];
+  const args = ["--permission", ...[...reads].map((p) => `--allow-fs-read=${p}`), ...[...new Set([tmp, realOrSelf(tmp)])].map((p) => `--allow-fs-read=${p}`), `--allow-fs-write=${tmp}`, `--max-old-space-size=${megabytes}`, "--disable-warning=ExperimentalWarning", `--import=${pathToFileURL(guard).href}`, "fetch.mjs"];
   const started = Date.now();
   return new Promise((resolve) => {
     // The temporary folder is the run's own, as /tmp is in the locked room: os.tmpdir() names it,

@@ -200,8 +200,9 @@ def _process_started(pid: int) -> str | None:
     """When the live process `pid` started (clock ticks since boot), or None when there is none
     (a zombie that has not been reaped counts as gone)."""
     try:
-        with open(f"/proc/{pid}/stat", encoding="ascii") as stat:
-            fields = stat.read().rsplit(")", 1)[1].split()
+        # Bytes: the command in parentheses is any process's, in any encoding.
+        with open(f"/proc/{pid}/stat", "rb") as stat:
+            fields = stat.read().rsplit(b")", 1)[1].decode("ascii").split()
     except (FileNotFoundError, ProcessLookupError):
         return None
     # After the command: state is field 3 of the file, the start time field 22.

@@ -1,10 +1,13 @@
-"""The sessions of requests that only read, on PostgreSQL: each statement on its own
-(`almanac.platform.store.engine.reading`), so a read spends no round trips on BEGIN and
-ROLLBACK; the sessions of requests that may write keep their one transaction."""
+"""The requests' sessions on PostgreSQL. Those of requests that only read run each statement on
+its own (`almanac.platform.store.engine.reading`), so a read spends no round trips on BEGIN and
+ROLLBACK; those of requests that may write keep their one transaction. Closing a session never
+waits for the thread pool the requests waiting for a connection hold."""
 
 from __future__ import annotations
 
-from sqlalchemy import Engine, text
+import anyio
+import httpx
+from sqlalchemy import Engine, create_engine, text
 
 from almanac.api.app import create_app
 from almanac.api.context import ApiContext
@@ -13,15 +16,18 @@ from tests.accounts.conftest import SteppedClock
 from tests.api.conftest import offline_prover, settings_for
 
 
-def _context(engine: Engine) -> ApiContext:
-    app = create_app(
+def _app(engine: Engine):  # type: ignore[no-untyped-def]
+    return create_app(
         settings_for(str(engine.url), "http://127.0.0.1:9"),
         clock=SteppedClock(),
         mailer=OutboxMailer(engine),
         engine=engine,
         domain_prover=offline_prover(),
     )
-    context: ApiContext = app.state.almanac
+
+
+def _context(engine: Engine) -> ApiContext:
+    context: ApiContext = _app(engine).state.almanac
     return context
 
 
@@ -57,3 +63,38 @@ def test_a_reading_session_still_reads_what_was_committed(pg_engine: Engine) -> 
         finally:
             writer.execute(text("DROP TABLE read_probe"))
             writer.commit()
+
+
+def test_closing_sessions_does_not_wait_for_threads_held_by_requests_waiting_for_them(
+    pg_engine: Engine,
+) -> None:
+    """One pooled connection, two threads, six requests at once (each reads a session cookie,
+    then is refused): a session's close must not queue behind requests whose threads wait for
+    the connection it is returning; each request is answered, none fails on the pool's
+    timeout."""
+    engine = create_engine(pg_engine.url, pool_size=1, max_overflow=0, pool_timeout=5)
+    app = _app(engine)
+
+    async def six_at_once() -> list[int]:
+        anyio.to_thread.current_default_thread_limiter().total_tokens = 2
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(
+            transport=transport,
+            base_url="http://almanac.test",
+            cookies={"almanac_session": "no-such-session"},
+        ) as c:
+            answers: list[int] = []
+
+            async def one() -> None:
+                answer = await c.get("/api/v1/store/plugins")
+                answers.append(answer.status_code)
+
+            async with anyio.create_task_group() as group:
+                for _ in range(6):
+                    group.start_soon(one)
+            return answers
+
+    try:
+        assert anyio.run(six_at_once) == [401] * 6
+    finally:
+        engine.dispose()

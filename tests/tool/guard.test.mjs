@@ -85,6 +85,13 @@ test("a fetcher writes and reads back its own temporary folder (os.tmpdir(), /tm
   assert.match(fs.readFileSync(path.join(dir, "fetch.mjs"), "utf8"), /tmpdir\(\)/);
   const r = check(dir);
   assert.equal(r.code, 0, JSON.stringify(r.out.findings));
+  // The same where the temporary folder is reached through a link (macOS's /var/folders is
+  // one): the guard, kept there, is loaded by its real path.
+  const real = tempDir();
+  const link = path.join(tempDir(), "linked-tmp");
+  fs.symlinkSync(real, link);
+  const linked = tool(["check", dir, "--json"], { env: { TMPDIR: link } });
+  assert.equal(linked.code, 0, linked.stdout + linked.stderr);
   // Anywhere else in /tmp is still outside.
   fetcher(dir, 'import { writeFileSync } from "node:fs";\nwriteFileSync("/tmp/almanac-guard-outside", "x");\n');
   const outside = check(dir);

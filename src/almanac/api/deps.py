@@ -8,9 +8,9 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Annotated, Any, Literal
 
+import anyio
 from fastapi import Depends, Request
 from sqlalchemy.orm import Session, sessionmaker
-from starlette.concurrency import run_in_threadpool
 
 from almanac.api.context import ApiContext
 from almanac.platform import accounts, agents
@@ -22,7 +22,8 @@ SESSION_COOKIE = "almanac_session"
 
 # Dependencies that neither read the database nor wait on anything are `async def`: FastAPI
 # calls those on the event loop, where each plain `def` costs a hop to the thread pool and back
-# (a read of the days made seven such hops; four remain, for the session and the route).
+# (a read of the days made seven such hops; three remain: the principal, the route and the
+# session's close).
 
 
 async def get_context(request: Request) -> ApiContext:
@@ -50,7 +51,10 @@ async def _session_of(sessions: sessionmaker[Session]) -> AsyncIterator[Session]
     try:
         yield db
     finally:
-        await run_in_threadpool(db.close)
+        # A limiter of its own, as FastAPI gives the exit of a plain generator dependency:
+        # waiting for a thread of the shared pool, held by requests waiting for a connection,
+        # while holding the connection they wait for, would stall every request.
+        await anyio.to_thread.run_sync(db.close, limiter=anyio.CapacityLimiter(1))
 
 
 async def get_db(request: Request, ctx: Context) -> AsyncIterator[Session]:

@@ -50,12 +50,20 @@ def purge(
             f"plug-in {plugin_id} has {plugin['retain']!r}"
         )
     ids = select(records.c.id).where(records.c.plugin_id == plugin_id)
-    record_count = conn.execute(
-        select(func.count()).select_from(records).where(records.c.plugin_id == plugin_id)
-    ).scalar_one()
-    revision_count = conn.execute(
-        select(func.count()).select_from(revisions).where(revisions.c.record_id.in_(ids))
-    ).scalar_one()
+    # Both counts in one statement, so one snapshot: a dry run reads outside a transaction on
+    # PostgreSQL (`engine.reading`), where a run could write between two statements.
+    record_count, revision_count = conn.execute(
+        select(
+            select(func.count())
+            .select_from(records)
+            .where(records.c.plugin_id == plugin_id)
+            .scalar_subquery(),
+            select(func.count())
+            .select_from(revisions)
+            .where(revisions.c.record_id.in_(ids))
+            .scalar_subquery(),
+        )
+    ).one()
     if dry_run:
         return PurgeCount(record_count, revision_count, removed=False)
     if typed_id != plugin_id:
