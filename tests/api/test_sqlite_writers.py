@@ -375,6 +375,12 @@ class OtherWrite:
     committed_at: float | None = None
     error: BaseException | None = None
 
+    def start(self) -> threading.Thread:
+        """Start the sign-up in a thread of its own; returns the thread."""
+        thread = threading.Thread(target=self.run)
+        thread.start()
+        return thread
+
     def run(self) -> None:
         try:
             with Session(writing(self.engine)) as db:
@@ -423,8 +429,7 @@ def test_a_write_request_waits_for_another_writer_instead_of_failing(
     with request_session(request, app_context(engine, passwords)) as db:
         assert db.scalar(select(func.count()).select_from(accounts.Account)) == 0
         other = OtherWrite(other_engine, passwords)
-        thread = threading.Thread(target=other.run)
-        thread.start()
+        thread = other.start()
         # Time enough for the other write to commit, were it not kept waiting.
         thread.join(1.0)
         accounts.sign_up(db, "first@example.org", PASSWORD, passwords, T0)
@@ -453,8 +458,7 @@ def test_a_read_request_never_keeps_a_writer_waiting(
         with request_session(request, app_context(engine, passwords)) as db:
             assert db.scalar(select(func.count()).select_from(accounts.Account)) == 0
             other = OtherWrite(other_engine, passwords)
-            thread = threading.Thread(target=other.run)
-            thread.start()
+            thread = other.start()
             thread.join(10)
             assert not thread.is_alive() and other.error is None, repr(other.error)
             assert db.scalar(select(func.count()).select_from(accounts.Account)) == 0

@@ -76,9 +76,10 @@ def load_catalog(conn: Connection, only: Collection[str] | None = None) -> list[
     counts = select(records.c.plugin_id, func.count().label("n")).where(
         records.c.withdrawn.is_(False)
     )
-    if only is not None:
-        last_run = last_run.where(runs.c.plugin_id.in_(sorted(only)))
-        counts = counts.where(records.c.plugin_id.in_(sorted(only)))
+    ids = None if only is None else sorted(only)
+    if ids is not None:
+        last_run = last_run.where(runs.c.plugin_id.in_(ids))
+        counts = counts.where(records.c.plugin_id.in_(ids))
     last_run_rows = last_run.group_by(runs.c.plugin_id).subquery("last_run")
     count_rows = counts.group_by(records.c.plugin_id).subquery("counts")
     query = (
@@ -105,8 +106,8 @@ def load_catalog(conn: Connection, only: Collection[str] | None = None) -> list[
         .where(plugins.c.ever_approved.is_(True))
         .order_by(plugins.c.id)
     )
-    if only is not None:
-        query = query.where(plugins.c.id.in_(sorted(only)))
+    if ids is not None:
+        query = query.where(plugins.c.id.in_(ids))
     entries = []
     for row in conn.execute(query).mappings():
         manifest = row["manifest"]
