@@ -9,6 +9,7 @@ from datetime import date
 
 from almanac.platform.accounts.commands import add_staff_commands
 from almanac.sandbox.cli import add_room_commands
+from almanac.settings import SettingsError
 
 Command = Callable[[argparse.Namespace], int]
 
@@ -108,9 +109,14 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args = parser.parse_args(argv)
     handler: Command = args.handler
-    return handler(args)
+    try:
+        return handler(args)
+    except SettingsError as error:
+        # As argparse answers a bad argument: the setting named, usage status 2, no traceback.
+        parser.error(str(error))
 
 
 if __name__ == "__main__":

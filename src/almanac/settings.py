@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ipaddress
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -46,44 +47,57 @@ def parse_dns_servers(text: str) -> tuple[tuple[str, int], ...]:
             host, _, rest = item[1:].partition("]")
             if rest:
                 if not rest.startswith(":"):
-                    raise ValueError(f"ALMANAC_DNS_SERVERS: {item!r} is not [address]:port")
+                    raise SettingsError(f"ALMANAC_DNS_SERVERS: {item!r} is not [address]:port")
                 port = rest[1:]
         elif item.count(":") == 1:
             host, port = item.split(":")
         try:
             address = ipaddress.ip_address(host)
         except ValueError:
-            raise ValueError(
+            raise SettingsError(
                 f"ALMANAC_DNS_SERVERS: {host!r} is not an IP address (give host:port pairs, "
                 "such as 127.0.0.1:53)"
             ) from None
         if not port.isdigit() or not 1 <= int(port) <= 65535:
-            raise ValueError(f"ALMANAC_DNS_SERVERS: {port!r} is not a port (1 to 65535)")
+            raise SettingsError(f"ALMANAC_DNS_SERVERS: {port!r} is not a port (1 to 65535)")
         servers.append((str(address), int(port)))
     return tuple(servers)
+
+
+class SettingsError(ValueError):
+    """A setting of the environment the service cannot use; the message names the variable."""
+
+
+def _whole(env: Mapping[str, str], name: str, default: str) -> int:
+    """The whole number in the environment variable `name` (`default` when unset)."""
+    text = env.get(name, default)
+    if not text.strip().isdigit():
+        raise SettingsError(f"{name}: {text!r} is not a whole number")
+    return int(text)
 
 
 def parse_api_workers(text: str) -> int:
     """`ALMANAC_API_WORKERS` or `--api-workers`: a whole number from 1 to 64."""
     if not text.strip().isdigit() or not 1 <= int(text) <= 64:
-        raise ValueError(f"ALMANAC_API_WORKERS: {text!r} is not a number of workers (1 to 64)")
+        raise SettingsError(f"ALMANAC_API_WORKERS: {text!r} is not a number of workers (1 to 64)")
     return int(text)
 
 
 def load_settings(environ: dict[str, str] | None = None) -> Settings:
     """Settings from `ALMANAC_HOME`, `ALMANAC_PORT`, `ALMANAC_DAGSTER_PORT`,
     `ALMANAC_DATABASE_URL`, `ALMANAC_BASE_URL`, `ALMANAC_RUN_SLOTS`, `ALMANAC_API_WORKERS`
-    and `ALMANAC_DNS_SERVERS`, with the embedded defaults."""
+    and `ALMANAC_DNS_SERVERS`, with the embedded defaults; SettingsError names a value it
+    cannot use."""
     env = os.environ if environ is None else environ
     home = Path(env.get("ALMANAC_HOME") or Path.home() / ".almanac").resolve()
-    api_port = int(env.get("ALMANAC_PORT", "8000"))
+    api_port = _whole(env, "ALMANAC_PORT", "8000")
     return Settings(
         home=home,
         api_port=api_port,
-        dagster_port=int(env.get("ALMANAC_DAGSTER_PORT", "3000")),
+        dagster_port=_whole(env, "ALMANAC_DAGSTER_PORT", "3000"),
         database_url=env.get("ALMANAC_DATABASE_URL") or f"sqlite:///{home / 'almanac.db'}",
         base_url=env.get("ALMANAC_BASE_URL") or f"http://127.0.0.1:{api_port}",
-        run_slots=int(env.get("ALMANAC_RUN_SLOTS", "1")),
+        run_slots=_whole(env, "ALMANAC_RUN_SLOTS", "1"),
         api_workers=parse_api_workers(env.get("ALMANAC_API_WORKERS", "1")),
         dns_servers=parse_dns_servers(env.get("ALMANAC_DNS_SERVERS", "")),
     )
