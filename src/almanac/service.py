@@ -1,6 +1,8 @@
 """`almanac up`: the store migrated, the example plug-ins registered (Pending until a person
-approves them), then the Dagster webserver, the Dagster daemon and the API as child processes;
-Ctrl-C (or SIGTERM) stops them all and leaves nothing running."""
+approves them), then the code location's code server, the Dagster webserver, the Dagster daemon
+and the API as child processes, and the watch that reloads the code server when the plug-in
+catalog changes (`almanac.code_server`); Ctrl-C (or SIGTERM) stops them all and leaves nothing
+running."""
 
 from __future__ import annotations
 
@@ -17,15 +19,20 @@ from pathlib import Path
 from types import FrameType
 from typing import TYPE_CHECKING
 
+from almanac.code_server import (
+    catalog_watch,
+    code_server_command,
+    wait_until_served,
+)
 from almanac.settings import Settings, load_settings
 
 if TYPE_CHECKING:
     from fastapi import FastAPI
 
 ROOT = Path(__file__).resolve().parents[2]
-WORKSPACE = ROOT / "workspace.yaml"
 EXAMPLES = ROOT / "examples"
 STOP_SECONDS = 20
+CODE_SERVER_START_SECONDS = 600
 
 
 def api_app() -> FastAPI:
@@ -60,6 +67,7 @@ def prepare(
     import dagster as dg
 
     from almanac.assets.control import dagster_yaml, prepare_dagster_storage, set_run_slots
+    from almanac.code_server import workspace_yaml
     from almanac.orchestration.folders import approve_first_versions, register_examples
     from almanac.platform.store.engine import make_engine, upgrade_database
 
@@ -80,24 +88,36 @@ def prepare(
             engine.dispose()
     prepare_dagster_storage(settings)
     (settings.dagster_home / "dagster.yaml").write_text(dagster_yaml(settings))
+    workspace(settings).write_text(workspace_yaml(settings))
     with dg.DagsterInstance.from_config(str(settings.dagster_home)) as instance:
         set_run_slots(instance, settings.run_slots)
     return registered, approved
 
 
+def workspace(settings: Settings) -> Path:
+    """The webserver's and the daemon's workspace: the code server `almanac up` starts."""
+    return settings.dagster_home / "workspace.yaml"
+
+
 def commands(settings: Settings) -> dict[str, list[str]]:
+    """The processes after the code server, in the order they start."""
     bin_dir = Path(sys.executable).parent
     return {
         "dagster-webserver": [
             str(bin_dir / "dagster-webserver"),
             "-w",
-            str(WORKSPACE),
+            str(workspace(settings)),
             "-h",
             "127.0.0.1",
             "-p",
             str(settings.dagster_port),
         ],
-        "dagster-daemon": [str(bin_dir / "dagster-daemon"), "run", "-w", str(WORKSPACE)],
+        "dagster-daemon": [
+            str(bin_dir / "dagster-daemon"),
+            "run",
+            "-w",
+            str(workspace(settings)),
+        ],
         "api": [
             sys.executable,
             "-m",
@@ -128,6 +148,11 @@ def _stop(children: dict[str, subprocess.Popen[bytes]]) -> None:
         child.wait()
 
 
+def _start(command: list[str], env: dict[str, str]) -> subprocess.Popen[bytes]:
+    # Own process group each, so one signal reaches a child's own children too.
+    return subprocess.Popen(command, env=env, start_new_session=True)
+
+
 class _Stop(Exception):
     pass
 
@@ -154,10 +179,21 @@ def run_service(settings: Settings | None = None, argv: Sequence[str] = ()) -> i
     env.pop("ALMANAC_DEFINITIONS_SNAPSHOT", None)
     previous = {s: signal.signal(s, _raise_stop) for s in (signal.SIGINT, signal.SIGTERM)}
     children: dict[str, subprocess.Popen[bytes]] = {}
+    watch = catalog_watch(settings)
     try:
+        # Read before the code server's first load, so no change after that load is missed.
+        watch.start()
+        children["code-server"] = _start(code_server_command(settings), env)
+        why = wait_until_served(
+            settings,
+            lambda: children["code-server"].poll() is None,
+            time.monotonic() + CODE_SERVER_START_SECONDS,
+        )
+        if why is not None:
+            print(f"almanac: {why}; stopping", file=sys.stderr)
+            return 1
         for name, command in commands(settings).items():
-            # Own process group each, so one signal reaches a child's own children too.
-            children[name] = subprocess.Popen(command, env=env, start_new_session=True)
+            children[name] = _start(command, env)
         print(f"  Dagster UI: http://127.0.0.1:{settings.dagster_port}")
         workers = f" ({settings.api_workers} workers)" if settings.api_workers > 1 else ""
         print(f"  API:        http://127.0.0.1:{settings.api_port}{workers}")
@@ -173,6 +209,7 @@ def run_service(settings: Settings | None = None, argv: Sequence[str] = ()) -> i
     finally:
         for s in (signal.SIGINT, signal.SIGTERM):
             signal.signal(s, signal.SIG_IGN)
+        watch.stop()
         _stop(children)
         for s, handler in previous.items():
             signal.signal(s, handler)

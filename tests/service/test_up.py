@@ -1,7 +1,8 @@
 """`almanac up` for real. The service runs in a network namespace of its own (see
 `namespace.py`), so the example plug-ins it approves and runs reach nothing outside the
-machine: on its embedded default, and on a fresh PostgreSQL database where a plug-in
-registered and approved over HTTP runs and its records are read back."""
+machine: on its embedded default, and on it and on a fresh PostgreSQL database where a plug-in
+registered and approved over HTTP becomes an asset in the running webserver, runs, is
+backfilled from the webserver and has its records read back."""
 
 from __future__ import annotations
 
@@ -36,9 +37,13 @@ def test_almanac_up_on_a_fresh_postgresql_database(postgres_server_url: str) -> 
     ):
         url = f"postgresql+psycopg://postgres@/{name}?host={relay.folder}"
         done = run_module_in_namespace(
-            HERE / "inside_up_postgres.py", {"UP_DATABASE_URL": url}, timeout=900
+            HERE / "inside_up_runs.py", {"UP_DATABASE_URL": url}, timeout=900
         )
     _passed(done)
+
+
+def test_almanac_up_on_its_embedded_default_runs_and_shows_a_plugin_approved_later() -> None:
+    _passed(run_module_in_namespace(HERE / "inside_up_runs.py", {}, timeout=900))
 
 
 def test_a_second_start_approves_nothing_and_a_changed_example_stays_pending(

@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -139,3 +140,56 @@ def asset_keys(ui: str) -> set[str]:
     answer = httpx.post(f"{ui}/graphql", json={"query": query}, timeout=30)
     answer.raise_for_status()
     return {"/".join(n["assetKey"]["path"]) for n in answer.json()["data"]["assetNodes"]}
+
+
+def graphql(ui: str, query: str, variables: dict[str, object] | None = None) -> dict[str, Any]:
+    """One GraphQL request to the Dagster webserver, as its UI sends them."""
+    answer = httpx.post(
+        f"{ui}/graphql", json={"query": query, "variables": variables or {}}, timeout=60
+    )
+    answer.raise_for_status()
+    body = answer.json()
+    assert "errors" not in body, body
+    return body["data"]
+
+
+ASSET_NODE = """query ($key: AssetKeyInput!) {
+  assetNodes(assetKeys: [$key]) {
+    isPartitioned
+    partitionKeys
+    assetChecksOrError { ... on AssetChecks { checks { name } } }
+  }
+}"""
+
+
+def plugin_asset_node(ui: str, plugin_id: str) -> dict[str, Any] | None:
+    """The webserver's asset node of a plug-in (partitions and checks), or None."""
+    nodes = graphql(ui, ASSET_NODE, {"key": {"path": ["plugins", plugin_id]}})["assetNodes"]
+    return nodes[0] if nodes else None
+
+
+def launch_partition_backfill(ui: str, plugin_id: str, days: list[str]) -> str:
+    """What the UI's "Materialize selected partitions" sends: a backfill of `days`."""
+    query = """mutation ($params: LaunchBackfillParams!) {
+      launchPartitionBackfill(backfillParams: $params) {
+        __typename
+        ... on LaunchBackfillSuccess { backfillId }
+        ... on PythonError { message }
+      }
+    }"""
+    params = {"partitionNames": days, "assetSelection": [{"path": ["plugins", plugin_id]}]}
+    launched = graphql(ui, query, {"params": params})["launchPartitionBackfill"]
+    assert launched["__typename"] == "LaunchBackfillSuccess", launched
+    return str(launched["backfillId"])
+
+
+def check_executions(ui: str, plugin_id: str, check: str) -> list[dict[str, Any]]:
+    """The webserver's evaluations of one of a plug-in's asset checks, newest first."""
+    query = """query ($key: AssetKeyInput!, $name: String!) {
+      assetCheckExecutions(assetKey: $key, checkName: $name, limit: 20) {
+        status
+        evaluation { success }
+      }
+    }"""
+    variables = {"key": {"path": ["plugins", plugin_id]}, "name": check}
+    return list(graphql(ui, query, variables)["assetCheckExecutions"])

@@ -154,3 +154,31 @@ def write_snapshot(entries: list[CatalogEntry], folder: Path) -> Path:
 
 def read_snapshot(path: Path) -> list[CatalogEntry]:
     return [CatalogEntry(**item) for item in json.loads(path.read_text())]
+
+
+RUN_OUTCOME_STATES = frozenset({"approved", "failing"})
+"""States a run's outcome moves a plug-in between: the definitions do not depend on them, so a
+change between them is no change of the catalog (a reload a failing run would be too many)."""
+
+
+def catalog_fingerprint(conn: Connection) -> str:
+    """What the code location's definitions are built from, as one short text that changes
+    when a plug-in is approved (first or again), published, rolled back, removed, restored,
+    paused, resumed, taken down or retired: the watch of `almanac up` reloads the code server
+    when it changes (`almanac.code_server`)."""
+    query = (
+        select(
+            plugins.c.id,
+            plugins.c.approved_version_id,
+            plugins.c.state,
+            plugins.c.taken_down,
+            plugins.c.retired,
+        )
+        .where(plugins.c.ever_approved.is_(True))
+        .order_by(plugins.c.id)
+    )
+    digest = hashlib.sha256()
+    for plugin_id, version_id, state, taken_down, retired in conn.execute(query):
+        lifecycle = "running" if state in RUN_OUTCOME_STATES else state
+        digest.update(f"{plugin_id}\0{version_id}\0{lifecycle}\0{taken_down}\0{retired}\n".encode())
+    return digest.hexdigest()

@@ -1,9 +1,12 @@
 """Inside a network namespace of its own (run by `test_up.py`): the real `almanac up` on a fresh
-PostgreSQL database (`UP_DATABASE_URL`, reached through a Unix socket relay), with no test-only
-Dagster instance in between. It registers the example plug-ins at first start; an operator
-registers a new plug-in's pack over HTTP and approves it by digest; the daemon starts its first
-run, the downloader fetches its source over TLS from a public stand-in address, the locked room
-runs the fetcher, and the records are read back through the reader API."""
+PostgreSQL database (`UP_DATABASE_URL`, reached through a Unix socket relay), or on its embedded
+default when that is unset, with no test-only Dagster instance in between. It registers the
+example plug-ins at first start; an operator registers a new plug-in's pack over HTTP and
+approves it by digest; the plug-in becomes an asset in the running webserver, with its
+partitions and checks; the daemon starts its first run, the downloader fetches its source over
+TLS from a public stand-in address, the locked room runs the fetcher, and the records are read
+back through the reader API; an analyst backfills two days through the webserver, and the
+plug-in's checks are evaluated."""
 
 from __future__ import annotations
 
@@ -24,6 +27,7 @@ import trustme
 from sqlalchemy import create_engine, text
 
 from almanac.node import node_binary
+from almanac.settings import load_settings
 from tests.sandbox.tls_server import TLSServer
 from tests.service.namespace import PUBLIC, enter_public_stand_in
 from tests.service.up import (
@@ -33,7 +37,10 @@ from tests.service.up import (
     Service,
     alive,
     almanac_up,
+    check_executions,
     descendants,
+    launch_partition_backfill,
+    plugin_asset_node,
     wait_for,
 )
 
@@ -42,6 +49,10 @@ PLUGIN = "stand-in-rates"
 EMAIL = "operator@example.org"
 PASSWORD = "a long pass phrase for the operator"
 RUN_SECONDS = 420
+CATALOG_SECONDS = 60
+"""The bound within which a plug-in approved while the service runs is an asset in the
+webserver (issue 30: within a minute, without a restart)."""
+CHECKS = ["freshness", "held", "volume"]
 
 
 @pytest.fixture(scope="module")
@@ -150,15 +161,34 @@ def _runs_until(
     pytest.fail(f"{plugin_id} never ran within {RUN_SECONDS} s: " + up.log.read_text()[-5000:])
 
 
-def test_a_plugin_approved_over_http_runs_on_postgresql(
+def _asset_within(up: Service, plugin_id: str, bound: float) -> tuple[dict[str, Any], float]:
+    """The plug-in's asset node once the webserver shows it, and how long that took."""
+    started = time.monotonic()
+    while time.monotonic() - started < bound:
+        node = plugin_asset_node(up.ui, plugin_id)
+        if node is not None:
+            return node, time.monotonic() - started
+        time.sleep(1)
+    pytest.fail(f"{plugin_id} is no asset {bound} s after approval: " + up.log.read_text()[-5000:])
+
+
+def _runs_of(operator: httpx.Client, plugin_id: str, trigger: str) -> list[dict[str, Any]]:
+    runs = _ok(operator.get(f"/api/v1/host/plugins/{plugin_id}/runs"))
+    return [run for run in runs if run["trigger"] == trigger]
+
+
+def test_a_plugin_approved_over_http_is_an_asset_runs_and_backfills(
     source_server: TLSServer, tmp_path: Path
 ) -> None:
-    database_url = os.environ["UP_DATABASE_URL"]
+    home = tmp_path / "home"
+    given = os.environ.get("UP_DATABASE_URL")
+    database_url = given or load_settings({"ALMANAC_HOME": str(home)}).database_url
     archive, digest, source = _plugin_pack(tmp_path)
     source_server.routes["/rates.csv"] = lambda h: h.reply(200, source.encode())
 
-    # As in production: PostgreSQL for the store and Dagster, the API in two worker processes.
-    with almanac_up(tmp_path / "home", database_url, ("--api-workers", "2")) as up:
+    # As in production: PostgreSQL for the store and Dagster (or the embedded default), the
+    # API in two worker processes.
+    with almanac_up(home, given, ("--api-workers", "2")) as up:
         deadline = time.monotonic() + START_SECONDS
         health = wait_for(f"{up.api}/health", deadline, up)
         assert health.json() == {"status": "ok", "database": "ok"}
@@ -186,6 +216,12 @@ def test_a_plugin_approved_over_http_runs_on_postgresql(
             operator.post(f"/api/v1/host/plugins/{PLUGIN}/approve", json={"digest": digest})
         )
         assert approved["state"] == "approved"
+        # The running webserver shows it as a partitioned asset with its three checks.
+        node, took = _asset_within(up, PLUGIN, CATALOG_SECONDS)
+        print(f"asset in the webserver {took:.1f} s after approval")
+        assert node["isPartitioned"] and len(node["partitionKeys"]) > 300
+        checks = node["assetChecksOrError"]["checks"]
+        assert sorted(check["name"] for check in checks) == CHECKS
 
         # The daemon (sensor, queue, run worker) starts the first run on its own.
         run_deadline = time.monotonic() + RUN_SECONDS
@@ -237,6 +273,24 @@ def test_a_plugin_approved_over_http_runs_on_postgresql(
                 if row["type"] == "value" and row["date"] == day["date"]
             }
             assert on_days == set(dates)
+
+        # An analyst backfills two past days from the webserver, as the UI's partitions
+        # dialog does; the daemon runs both, and the plug-in's checks are evaluated.
+        days = node["partitionKeys"][-4:-2]
+        launch_partition_backfill(up.ui, PLUGIN, days)
+        while len(backfilled := _runs_of(operator, PLUGIN, "backfill")) < 2:
+            assert time.monotonic() < run_deadline, up.log.read_text()[-5000:]
+            time.sleep(2)
+        assert sorted((r["today"], r["outcome"]) for r in backfilled) == [
+            (day, "success") for day in days
+        ]
+        while not all(check_executions(up.ui, PLUGIN, name) for name in CHECKS):
+            assert time.monotonic() < run_deadline, up.log.read_text()[-5000:]
+            time.sleep(2)
+        for name in CHECKS:
+            [*_, first] = check_executions(up.ui, PLUGIN, name)
+            assert first["status"] in ("SUCCEEDED", "FAILED"), (name, first)
+            assert first["evaluation"] is not None, (name, first)
 
         # The examples' own first runs were recorded too: their real hosts resolve to nothing
         # in this namespace, so each failed with the downloader's reason.
