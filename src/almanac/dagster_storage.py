@@ -9,6 +9,12 @@ worker), with no statement timeout, as Dagster's own storage has outside the web
 process holds at most one idle connection per storage. Nothing else changes: the same tables,
 the same configuration (`pg_config`), and run workers get this class through their instance's
 reference.
+
+A kept connection outlives the server's side of it when PostgreSQL restarts or a backend is
+terminated (issue 31): each checkout first pings it (`pool_pre_ping`, one round trip, as the
+store's own engine does) and replaces it when it is gone, so the webserver, the daemon and the
+run workers go on without a restart. dagster-postgres' `optimize_for_webserver` takes no such
+option, so the engines are made here with its arguments and that one more.
 """
 
 from __future__ import annotations
@@ -17,7 +23,12 @@ from collections.abc import Mapping
 from typing import Any
 
 from dagster_postgres import DagsterPostgresStorage
-from dagster_postgres.utils import get_token_provider_from_config, pg_url_from_config
+from dagster_postgres.utils import (
+    create_pg_engine,
+    get_token_provider_from_config,
+    pg_url_from_config,
+)
+from sqlalchemy import Engine
 
 from almanac.assets.dagster_private import ConfigurableClassData
 
@@ -27,17 +38,32 @@ POOL_MAX_OVERFLOW = 10
 """Connections a storage may open past its kept one for threads calling at once."""
 
 
+def pooled_engine(url: str, engine: Engine, token_provider: Any) -> Engine:
+    """An engine in place of `engine`: one kept connection, pinged before each use; otherwise
+    dagster-postgres' `optimize_for_webserver` arguments, with no statement timeout."""
+    arguments: dict[str, Any] = {
+        "isolation_level": "AUTOCOMMIT",
+        "pool_size": 1,
+        "pool_recycle": POOL_RECYCLE_SECONDS,
+        "max_overflow": POOL_MAX_OVERFLOW,
+        "pool_pre_ping": True,
+    }
+    options = engine.url.query.get("options")
+    if options:
+        arguments["connect_args"] = {"options": options}
+    made = create_pg_engine(url, token_provider, **arguments)
+    engine.dispose()
+    return made
+
+
 class PooledPostgresStorage(DagsterPostgresStorage):
     """dagster-postgres whose run, event log and schedule storages each keep a connection."""
 
     def __init__(self, postgres_url: str, should_autocreate_tables: bool = True, **kwargs: Any):
         super().__init__(postgres_url, should_autocreate_tables, **kwargs)
         for storage in (self._run_storage, self._event_log_storage, self._schedule_storage):
-            storage.optimize_for_webserver(
-                statement_timeout=0,
-                pool_recycle=POOL_RECYCLE_SECONDS,
-                max_overflow=POOL_MAX_OVERFLOW,
-            )
+            kept = pooled_engine(storage.postgres_url, storage._engine, storage._token_provider)
+            storage._engine = kept
 
     @classmethod
     def from_config_value(

@@ -6,7 +6,7 @@ import itertools
 import shutil
 import uuid
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 from types import SimpleNamespace
@@ -151,6 +151,7 @@ class Plug:
         batch: Sequence[dict[str, Any]],
         today: date = TODAY,
         trigger: RunTrigger = RunTrigger.SCHEDULE,
+        orchestrator_run: str | None = None,
         **kwargs: Any,
     ) -> WriteResult:
         return write_run(
@@ -159,7 +160,7 @@ class Plug:
             version_id=self.version_id,
             digest=self.digest,
             manifest=self.manifest,  # type: ignore[arg-type]
-            run=self.facts(today, trigger),
+            run=replace(self.facts(today, trigger), orchestrator_run=orchestrator_run),
             batch=batch,
             **kwargs,
         )

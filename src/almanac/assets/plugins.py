@@ -79,7 +79,9 @@ def plugin_asset(entry: CatalogEntry) -> dg.AssetsDefinition:
     def _plugin(
         context: dg.AssetExecutionContext, pipeline: dg.ResourceParam[RunPipeline]
     ) -> PreparedRun:
-        request = request_facts(plugin_id, context.partition_key, context.run.tags)
+        request = request_facts(
+            plugin_id, context.partition_key, context.run.tags, context.run.run_id
+        )
         try:
             prepared = pipeline.prepare(request)
         except NotRunnable as exc:

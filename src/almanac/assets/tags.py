@@ -52,10 +52,12 @@ def order_tags(order: RunOrder) -> dict[str, str]:
     return tags
 
 
-def request_facts(plugin_id: str, partition_key: str, tags: Mapping[str, str]) -> RunRequestFacts:
-    """What a Dagster run stands for: a run the minute sensor started carries its trigger; a
-    run launched any other way (a backfill from the UI or the command line, a partition chosen
-    by hand) is a backfill of its partition's day (DECISIONS 8)."""
+def request_facts(
+    plugin_id: str, partition_key: str, tags: Mapping[str, str], run_id: str | None = None
+) -> RunRequestFacts:
+    """What the Dagster run `run_id` stands for: a run the minute sensor started carries its
+    trigger; a run launched any other way (a backfill from the UI or the command line, a
+    partition chosen by hand) is a backfill of its partition's day (DECISIONS 8)."""
     trigger = RunTrigger.BACKFILL
     if TAG_TRIGGER in tags and BACKFILL_TAG not in tags:
         trigger = RunTrigger(tags[TAG_TRIGGER])
@@ -65,4 +67,5 @@ def request_facts(plugin_id: str, partition_key: str, tags: Mapping[str, str]) -
         today=date.fromisoformat(partition_key),
         trigger=trigger,
         request_id=int(request) if request else None,
+        orchestrator_run=run_id,
     )

@@ -74,12 +74,15 @@ class RunFailed(Exception):
 @dataclass(frozen=True, slots=True)
 class RunRequestFacts:
     """What the orchestrator tells a run: the plug-in, its partition day, why it runs and the
-    request it answers. `trigger` BACKFILL marks a re-run of a past (or chosen) day."""
+    request it answers. `trigger` BACKFILL marks a re-run of a past (or chosen) day.
+    `orchestrator_run`: the orchestrator's id of the run (Dagster's run id), kept with the
+    store's run so that the run is recorded once whatever fails after (issue 31)."""
 
     plugin_id: str
     today: date
     trigger: RunTrigger
     request_id: int | None = None
+    orchestrator_run: str | None = None
 
 
 @dataclass(slots=True)
@@ -149,6 +152,7 @@ class RunPipeline:
             started_at=started,
             now=started,
             request_id=request.request_id,
+            orchestrator_run=request.orchestrator_run,
         )
         manifest = self._checked_manifest(code, facts)
         if request.today > today_in_zone(started, manifest.timezone):
@@ -310,7 +314,9 @@ class RunPipeline:
     ) -> int | None:
         """Keep a run that failed outside the pipeline (a crashed worker, an orchestrator error)
         as a failed run of the approved version; None when the plug-in has no approved
-        version."""
+        version. When the store already has the run's outcome (the worker wrote its batch or
+        its failure and died before telling the orchestrator), that run's id, and nothing is
+        kept again (`record_failed_run`)."""
         with self.engine.connect() as conn:
             try:
                 code = approved_code(conn, request.plugin_id)
@@ -323,6 +329,7 @@ class RunPipeline:
             started_at=started_at or now,
             now=now,
             request_id=request.request_id,
+            orchestrator_run=request.orchestrator_run,
         )
         return self._record(request.plugin_id, code.version_id, code.digest, facts, reason)
 

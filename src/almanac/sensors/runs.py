@@ -110,7 +110,7 @@ def _failure_facts(run: dg.DagsterRun) -> RunRequestFacts | None:
     partition = run.tags.get(PARTITION_TAG)
     if plugin is None or partition is None:
         return None
-    return request_facts(plugin, partition, run.tags)
+    return request_facts(plugin, partition, run.tags, run.run_id)
 
 
 def failed_runs_sensor(pipeline: RunPipeline) -> dg.SensorDefinition:

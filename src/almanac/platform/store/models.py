@@ -141,7 +141,10 @@ class Run(Base):
     trigger, times, counts, outcome, reason."""
 
     __tablename__ = "runs"
-    __table_args__ = (Index("ix_runs_plugin_id_id", "plugin_id", "id"),)
+    __table_args__ = (
+        Index("ix_runs_plugin_id_id", "plugin_id", "id"),
+        Index("uq_runs_orchestrator_run", "orchestrator_run", unique=True),
+    )
 
     id: Mapped[int] = mapped_column(BigId, primary_key=True, autoincrement=True)
     plugin_id: Mapped[str] = mapped_column(ForeignKey("plugins.id"))
@@ -151,6 +154,8 @@ class Run(Base):
     layers: Mapped[dict[str, bool] | None] = mapped_column(JSON)
     trigger: Mapped[str] = mapped_column(String(16))
     request_id: Mapped[int | None] = mapped_column(ForeignKey("run_requests.id"))
+    # The orchestrator's id of the run that kept this row (Dagster's run id): one row a run.
+    orchestrator_run: Mapped[str | None] = mapped_column(String(64))
     today: Mapped[date] = mapped_column(Date)
     backfill: Mapped[bool] = mapped_column(Boolean)
     started_at: Mapped[datetime] = mapped_column(UTCDateTime)

@@ -31,6 +31,7 @@ from sqlalchemy import (
     delete,
     insert,
     literal,
+    or_,
     select,
     update,
 )
@@ -103,6 +104,7 @@ class RunFacts:
     layers: Mapping[str, bool] | None = None
     request_id: int | None = None
     sources: Sequence[SourceFacts] = ()
+    orchestrator_run: str | None = None
 
 
 @dataclass(slots=True)
@@ -452,12 +454,16 @@ def write_run(
 ) -> WriteResult:
     """Write a successful run and its batch (already checked by the contract) in one
     transaction, applying "Stored-record behaviour", snapshot windows and Held; WriteRefused
-    when the plug-in is taken down or removed, or `version_id` is not its approved version."""
+    when the plug-in is taken down or removed, `version_id` is not its approved version, or
+    the run's outcome is already kept (`outcome_kept`)."""
     step = fault or _no_fault
     past_day = run.trigger is RunTrigger.BACKFILL
     with write_transaction(engine) as conn:
         plugin = lock_plugin(conn, plugin_id)
         _refuse_unless_writable(plugin, version_id)
+        kept = outcome_kept(conn, plugin_id, run)
+        if kept is not None:
+            raise WriteRefused(f"this run's outcome is already kept as run {kept}")
         step("locked")
         run_id = _insert_run(conn, plugin_id, version_id, digest, run, "success", None)
         step("run")
@@ -655,6 +661,7 @@ def _insert_run(
             layers=None if run.layers is None else dict(run.layers),
             trigger=str(run.trigger),
             request_id=run.request_id,
+            orchestrator_run=run.orchestrator_run,
             today=run.today,
             backfill=run.backfill,
             started_at=run.started_at,
@@ -712,6 +719,24 @@ def short_reason(reason: str) -> str:
     return reason[: REASON_LENGTH - 1] + "\u2026"
 
 
+def outcome_kept(conn: Connection, plugin_id: str, run: RunFacts) -> int | None:
+    """The run already kept for this run's orchestrator run or run request, if any: a run
+    request has exactly one outcome ("Running rules" 1 and 4: one run a request, its one
+    outcome deciding the state), whatever fails between the store and the orchestrator
+    (issue 31). Called with the plug-in locked, so two recorders of one run see each other."""
+    keys = []
+    if run.orchestrator_run is not None:
+        keys.append(runs.c.orchestrator_run == run.orchestrator_run)
+    if run.request_id is not None:
+        keys.append(runs.c.request_id == run.request_id)
+    if not keys:
+        return None
+    found = conn.execute(
+        select(runs.c.id).where(runs.c.plugin_id == plugin_id, or_(*keys)).limit(1)
+    ).scalar_one_or_none()
+    return None if found is None else int(found)
+
+
 def record_failed_run(
     engine: Engine,
     *,
@@ -723,9 +748,13 @@ def record_failed_run(
 ) -> int:
     """A failed run writes nothing but its run row and reason; Approved -> Failing, and a retry
     is requested 30 minutes later unless this was the retry (Running rule 4). A backfill run
-    changes no state (DECISIONS 8). Returns the run id."""
+    changes no state (DECISIONS 8). Returns the run id: the one already kept when the store
+    has this run's outcome (`outcome_kept`), and then nothing changes."""
     with write_transaction(engine) as conn:
         plugin = lock_plugin(conn, plugin_id)
+        kept = outcome_kept(conn, plugin_id, run)
+        if kept is not None:
+            return kept
         run_id = _insert_run(
             conn, plugin_id, version_id, digest, run, "failure", short_reason(reason)
         )
