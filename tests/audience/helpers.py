@@ -135,6 +135,14 @@ class StoredPlugin:
         self.doc["version"] = "9.9.9"
         self.register({**self.files, "fetch.mjs": self.files["fetch.mjs"] + b"// new\n"})
 
+    def update(self, version: str, **changes: Any) -> None:
+        """A new version with these manifest changes (and a changed fetcher), approved by its
+        digest at the host: the next write is its run."""
+        self.doc.update(version=version, **changes)
+        fetch = self.files["fetch.mjs"] + f"// {version}\n".encode()
+        self.register({**self.files, "fetch.mjs": fetch})
+        self.approve()
+
     def take_down(self, message: str) -> None:
         with write_transaction(self.engine) as conn:
             store_plugins.set_taken_down(conn, self.id, True, by="host@example.org", now=self.now())

@@ -205,3 +205,37 @@ def test_days_are_kept_per_range_today_and_language(engine: Engine) -> None:
         )
     assert b'"name":"Rates"' in english and b'"name":"Tasas"' in spanish.days_json
     assert earlier.days_json != english and b"2026-06-05" in earlier.days_json
+
+
+def test_an_update_that_removes_a_series_keeps_drawing_its_records_by_their_last_names(
+    engine: Engine,
+) -> None:
+    euro = {**MANIFEST["series"][0], "key": "eur", "name": {"en": "Euro"}, "unit": "EUR"}
+    plugin = plugin_with(engine, [], series=[*MANIFEST["series"], euro])
+    plugin.write(
+        [value("2026-06-02", 58.0), {**value("2026-06-02", 64.1), "series": "eur"}],
+        date(2026, 6, 5),
+    )
+    plugin.update("1.1.0", series=MANIFEST["series"])
+    plugin.write([value("2026-06-04", 58.5)], date(2026, 6, 5))
+    # A later version declaring the key again, never approved, names nothing.
+    plugin.doc.update(version="1.2.0", series=[*MANIFEST["series"], {**euro, "name": {"en": "?"}}])
+    plugin.register({**plugin.files, "fetch.mjs": b"// 1.2.0\n"})
+    account = reader(engine)
+    show(engine, account, plugin)
+
+    days = json.loads(answer(engine, account)[plugin.id])
+    euros = {
+        day["date"]: (row["label"], row["style"], row["figures"][0]["spoken"])
+        for day in days
+        for section in day["sections"]
+        for row in section["rows"]
+        if row.get("series") == "eur"
+    }
+    # Its own day, and nothing after its newest record: no version updates it any more.
+    assert euros == {"2026-06-02": ("Euro", "normal", "64.10 euros")}
+    assert answer(engine, account) == answer(engine, account)  # kept and read again alike
+    # The approved version's series still runs to the reader's today.
+    assert [d["sections"][0]["rows"][0]["style"] for d in days if d["date"] >= "2026-06-05"] == [
+        "last"
+    ] * 6

@@ -505,6 +505,107 @@ def test_the_default_window_is_62_days_back_and_366_ahead(fapi_now: Api) -> None
     assert_problem(fapi_now.client().get(path, params={"language": "?"}), 422, "REQUEST-INVALID")
 
 
+# --- an update that removes a series --------------------------------------------------------
+
+SDR: dict[str, Any] = {
+    "key": "sdr",
+    "kind": "value",
+    "cadence": "daily",
+    "dates": "observation",
+    "name": {"en": "SDR", "es": "DEG"},
+    "fields": ["rate"],
+    "fieldNames": {"rate": {"en": "Rate"}},
+}
+LAST_SDR = {
+    **SDR,
+    "name": {"en": "IMF SDR", "es": "DEG del FMI"},
+    "fieldNames": {"rate": {"en": "USD per SDR", "es": "USD por DEG"}},
+}
+
+
+def sdr(day: str, rate: float) -> dict[str, Any]:
+    return {"kind": "value", "series": "sdr", "date": day, "fields": {"rate": rate}}
+
+
+def with_a_removed_series(api: Api) -> StoredPlugin:
+    """Version 1.0.0 writes the series `sdr`, 1.0.1 renames it (its last names) and writes one
+    more, 1.1.0 leaves it out ("Versioning" 4: allowed with a warning, records kept) and runs."""
+    plugin = stored(
+        api,
+        records=[value("2026-06-01", 58.1), sdr("2026-06-01", 1.3301), sdr("2026-06-03", 1.3355)],
+        series=[*MANIFEST["series"], SDR],
+    )
+    plugin.update("1.0.1", series=[*MANIFEST["series"], LAST_SDR])
+    plugin.write([value("2026-06-02", 58.4), sdr("2026-06-04", 1.3362)], TODAY)
+    plugin.update("1.1.0", series=MANIFEST["series"])
+    plugin.write([value("2026-06-05", 58.3)], TODAY)
+    return plugin
+
+
+def sdr_rows(days: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
+    """The rows of the series `sdr` by day."""
+    return {
+        day["date"]: rows
+        for day in days
+        if (rows := [r for s in day["sections"] for r in s["rows"] if r.get("series") == "sdr"])
+    }
+
+
+def test_an_update_that_removes_a_series_keeps_its_records_on_the_days_and_in_the_feed(
+    fapi_now: Api,
+) -> None:
+    plugin = with_a_removed_series(fapi_now)
+    reader = fapi_now.signed_in("reader@example.org")
+    show(reader, plugin.id)
+    records = reader.get(
+        f"/api/v1/reader/plugins/{plugin.id}/records",
+        params={"from": "2026-06-01", "to": "2026-06-15"},
+    ).json()
+    assert sum(1 for r in records["records"] if r["record"]["series"] == "sdr") == 3
+
+    # The reader's days: the kept records with the last names the series had, between its
+    # records the value in force; nothing after its newest record, since no version updates it.
+    days = reader.get(
+        "/api/v1/reader/days",
+        params={"from": "2026-06-01", "to": "2026-06-15", "today": "2026-06-15"},
+    ).json()
+    (mine,) = [p["days"] for p in days["plugins"] if p["plugin"] == plugin.id]
+    rows = sdr_rows(mine)
+    assert sorted(rows) == ["2026-06-01", "2026-06-02", "2026-06-03", "2026-06-04"]
+    assert [r["style"] for d in sorted(rows) for r in rows[d]] == [
+        "normal", "in-force", "normal", "normal"
+    ]  # fmt: skip
+    (fourth,) = rows["2026-06-04"]
+    assert fourth["label"] == "IMF SDR"
+    assert [(f["label"], f["text"]) for f in fourth["figures"]] == [("USD per SDR", "1.34")]
+    assert fourth["change"]["text"] == "+0.05%" and fourth["attribution"] == "Source: Example Bank"
+    # Rule 3: after the approved version's own series.
+    (first_day,) = mine[0]["sections"]
+    assert [r["series"] for r in first_day["rows"]] == ["usd", "sdr"]
+    spanish = reader.get(
+        "/api/v1/reader/days",
+        params={"from": "2026-06-04", "to": "2026-06-04", "today": "2026-06-15", "language": "es"},
+    ).json()
+    (es,) = [p["days"] for p in spanish["plugins"] if p["plugin"] == plugin.id]
+    assert [r["label"] for r in sdr_rows(es)["2026-06-04"]] == ["DEG del FMI"]
+
+    # The feeds: one event per kept record, the same words as the reader's days.
+    public = events_of(
+        fetch(fapi_now.client(), f"/api/v1/feeds/plugins/{plugin.id}.ics"), plugin.id
+    )
+    own = events_of(fetch(reader, new_feed(reader)), plugin.id)
+    uids = {f"{plugin.id}/sdr/2026-06-0{n}@127.0.0.1" for n in (1, 3, 4)}
+    assert uids <= set(public) and uids <= set(own)
+    assert str(public[f"{plugin.id}/sdr/2026-06-04@127.0.0.1"]["SUMMARY"]) == (
+        "IMF SDR · USD per SDR 1.34 · +0.05%"
+    )
+    api_rows = api_events(
+        reader, plugin.id, TODAY - timedelta(days=62), TODAY + timedelta(days=366)
+    )
+    assert set(by_summary(public)) == set(api_rows)
+    assert len(public) == len(own) == 6  # three dollar values and three kept SDR values
+
+
 # --- the status rows' meaning ---------------------------------------------------------------
 
 

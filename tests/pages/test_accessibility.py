@@ -10,7 +10,7 @@ from axe_playwright_python.sync_playwright import Axe
 from tests.audience.helpers import T0, StoredPlugin, fresh_id
 from tests.pages.conftest import DESK, PHONE, session_cookie
 from tests.pages.test_host_pages import MANIFEST
-from tests.pages.test_reader_pages import CASE, shot, stored_case
+from tests.pages.test_reader_pages import CASE, busy_month, shot, stored_case
 
 AXE = Axe()
 
@@ -51,6 +51,12 @@ def test_every_page_passes_axe_at_both_widths(papi, browsing) -> None:
     operator.post(
         f"/api/v1/host/plugins/{plugin.id}/retention", json={"answer": "no", "terms_read": True}
     )
+    # A month whose cells count values in force and the further rows of a line.
+    busy = papi.signed_in("busy@example.org")
+    busy.put(
+        "/api/v1/reader/preferences",
+        json={"preferences": {f"plugins.{p.id}.shown": True for p in busy_month(papi)}},
+    )
     reader_cookie, operator_cookie = session_cookie(reader), session_cookie(operator)
     pages = [
         (None, "/", "home"),
@@ -60,6 +66,11 @@ def test_every_page_passes_axe_at_both_widths(papi, browsing) -> None:
             reader_cookie,
             "/calendar?month=2026-06&today=2026-06-10&day=2026-06-05",
             "calendar-month",
+        ),
+        (
+            session_cookie(busy),
+            "/calendar?month=2026-06&today=2026-06-10&day=2026-06-03",
+            "calendar-many-series",
         ),
         (
             reader_cookie,

@@ -57,6 +57,15 @@ READ_ROWS = """() => Array.from(document.querySelectorAll('[data-date]'))
   }))"""
 
 
+# The words a line shows on screen, its parts apart (its screen reader's words left out).
+SEEN_TEXT = """(e) => {
+  const copy = e.cloneNode(true);
+  copy.querySelectorAll('.sr-only').forEach((s) => s.remove());
+  const parts = Array.from(copy.children).map((c) => c.textContent);
+  return parts.join(' ').split(/\\s+/).filter(Boolean).join(' ');
+}"""
+
+
 def expected_rows(days: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """The reader API's days in the shape READ_ROWS reads: every field a row draws."""
     drawn = []
@@ -209,7 +218,8 @@ def test_the_agenda_draws_exactly_the_reader_api_rows(papi, browsing, path: Path
     with_rows = {d["date"] for d in expected_rows(entry["days"])}
     assert set(dates) - with_rows <= {case["today"]}
     assert "Nothing" not in page.locator("main").inner_text()
-    # The month holding `from` draws the same rows compactly, one line each, in their cells.
+    # The month holding `from` draws the same rows compactly in their cells, what happened
+    # that day first: its events, its own records, then the values carried forward.
     month = page.goto(
         f"/calendar?month={case['from'][:7]}&today={case['today']}&lang={case['language']}"
     )
@@ -218,10 +228,33 @@ def test_the_agenda_draws_exactly_the_reader_api_rows(papi, browsing, path: Path
         cell = page.locator(f'td[data-date="{day["date"]}"]')
         if cell.count():
             rows = [r for s in day["sections"] for r in s["rows"]]
-            assert cell.locator("li.c").count() == len(rows), day["date"]
-            labels = cell.locator("li.c").all_inner_texts()
-            for row, text in zip(rows, labels, strict=True):
-                assert (row.get("label") or row.get("note")) in text
+            lines = [li.evaluate(SEEN_TEXT) for li in cell.locator("li.c").all()]
+            assert lines == cell_lines(rows), day["date"]
+
+
+def cell_lines(rows: list[dict[str, Any]]) -> list[str]:
+    """The lines a month cell shows for one plug-in's rows of a day: its first event with the
+    count of the others, its first record of the day likewise, one value in force as a row or
+    several counted, then a status that says something is wrong."""
+
+    def words(row: dict[str, Any]) -> str:
+        if row["type"] in ("item", "status"):
+            return row.get("label") or row["note"]
+        marker = "◆ " if row.get("state") == "scheduled" else ""
+        figure = f" {row['figures'][0]['text']}" if row["figures"] else ""
+        return f"{marker}{row['label']}{figure}"
+
+    def line(group: list[dict[str, Any]]) -> list[str]:
+        more = f" +{len(group) - 1}" if len(group) > 1 else ""
+        return [words(group[0]) + more] if group else []
+
+    carried = [r for r in rows if r.get("style") in ("in-force", "last")]
+    return (
+        line([r for r in rows if r["type"] == "event"])
+        + line([r for r in rows if r["type"] == "item" or r.get("style") == "normal"])
+        + (line(carried) if len(carried) < 2 else [f"{len(carried)} rates in force"])
+        + [r["note"] for r in rows if r["type"] == "status" and r["status"] != "last-rate"]
+    )
 
 
 def test_a_reader_picks_a_language_reports_a_plugin_and_sees_a_takedown(papi, browsing) -> None:
@@ -279,3 +312,143 @@ def test_a_busy_day_shows_four_rows_in_its_cell_and_says_how_many_more(papi, bro
     assert sum(1 for row in cell.locator("li.c").all() if row.is_visible()) == 6
     assert not more.is_visible()
     shot(page, "calendar-busy-phone")
+
+
+# --- the month grid: what happened that day first -------------------------------------------
+
+
+def _value_series(key: str, name: str, unit: str) -> dict[str, Any]:
+    return {"key": key, "kind": "value", "cadence": "business-day", "dates": "observation",
+            "name": {"en": name}, "unit": unit, "fields": ["rate"]}  # fmt: skip
+
+
+def _plugin(api, prefix: str, name: str, series: list[dict[str, Any]]) -> StoredPlugin:  # type: ignore[no-untyped-def]
+    doc = {
+        "contract": 1, "id": fresh_id(prefix), "name": {"en": name}, "version": "1.0.0",
+        "timezone": "UTC", "audience": "public", "schedule": "0 16 * * 1-5", "backfill": "all",
+        "sources": [{"name": "rates", "url": "https://example.org/rates.csv"}],
+        "series": series, "licence": {"holder": f"{name} holder", "terms": None, "retain": "yes"},
+    }  # fmt: skip
+    return StoredPlugin(api.engine, doc, T0).register().approve()
+
+
+def busy_month(api) -> list[StoredPlugin]:  # type: ignore[no-untyped-def]
+    """A plug-in of 26 rates last published on 1 June (ids sort it first), a central bank's
+    rate decision on 3 June and another bank's three rates fixed that day."""
+    many = _plugin(
+        api, "a-sdr-", "SDR rates",
+        [_value_series(f"c{n:02d}", f"Currency {n:02d}", "XDR") for n in range(26)],
+    )  # fmt: skip
+    many.write(
+        [{"kind": "value", "series": f"c{n:02d}", "date": "2026-06-01", "fields": {"rate": n + 1}}
+         for n in range(26)],
+        date(2026, 6, 1),
+    )  # fmt: skip
+    fed = _plugin(
+        api, "b-fed-", "Federal Reserve",
+        [{"key": "target", "kind": "event", "cadence": "irregular", "dates": "observation",
+          "name": {"en": "Federal funds rate"}, "unit": "%"}],
+    )  # fmt: skip
+    fed.write(
+        [{"kind": "event", "series": "target", "id": "may", "date": "2026-05-06",
+          "state": "happened", "value": 4.5},
+         {"kind": "event", "series": "target", "id": "june", "date": "2026-06-03",
+          "state": "happened", "value": 4.25}],
+        date(2026, 6, 3),
+    )  # fmt: skip
+    cnb = _plugin(
+        api, "c-cnb-", "CNB fixing",
+        [_value_series("usd", "US dollar", "CZK"), _value_series("eur", "Euro", "CZK"),
+         _value_series("gbp", "Pound", "CZK")],
+    )  # fmt: skip
+    cnb.write(
+        [{"kind": "value", "series": key, "date": "2026-06-03", "fields": {"rate": rate}}
+         for key, rate in (("usd", 22.1), ("eur", 24.9), ("gbp", 29.3))],
+        date(2026, 6, 3),
+    )  # fmt: skip
+    return [many, fed, cnb]
+
+
+def test_a_month_cell_shows_the_days_event_and_records_before_values_carried_forward(
+    papi, browsing
+) -> None:
+    reader = papi.signed_in("reader@example.org")
+    for plugin in busy_month(papi):
+        reader.put(
+            "/api/v1/reader/preferences",
+            json={"preferences": {f"plugins.{plugin.id}.shown": True}},
+        )
+    page = browsing.page(cookie=session_cookie(reader))
+    page.goto("/calendar?month=2026-06&today=2026-06-10&day=2026-06-03")
+    cell = page.locator('td[data-date="2026-06-03"]')
+
+    def visible_lines() -> list[str]:
+        box = cell.bounding_box()
+        assert box is not None
+        seen = []
+        for line in cell.locator("li.c").all():
+            shown = line.bounding_box()
+            if (
+                line.is_visible()
+                and shown
+                and shown["y"] + shown["height"] <= box["y"] + box["height"]
+            ):
+                seen.append(line.evaluate(SEEN_TEXT))
+        return seen
+
+    # The rate decision, then the day's fixing (one line for the bank's three rates), then the
+    # 26 rates carried forward as one line (their "Last rate" status row is the panel's).
+    assert visible_lines() == [
+        "Federal funds rate 4.25%",
+        "US dollar 22.10 +2",
+        "26 rates in force",
+    ]
+    assert cell.locator("li.more").count() == 0
+    assert cell.locator("li.c.event .sr-only").inner_text() == "4.25 percent"
+    assert cell.locator("li.c .also .sr-only").inner_text() == ", and 2 more"
+    shot(page, "calendar-many-series-desk")
+    # The day panel keeps every row in rule 3's order, as the reader API draws them.
+    api_days = [
+        entry["days"][0]
+        for entry in reader.get(
+            "/api/v1/reader/days",
+            params={"from": "2026-06-03", "to": "2026-06-03", "today": "2026-06-10"},
+        ).json()["plugins"]
+    ]
+    merged = [{"date": "2026-06-03", "sections": [s for d in api_days for s in d["sections"]]}]
+    drawn = page.evaluate(READ_ROWS.replace("[data-date]", "#day-panel [data-date]"))
+    assert drawn == expected_rows(merged)
+    assert page.locator("#day-panel li.row").count() == 26 + 1 + 1 + 3
+
+    page.set_viewport_size(PHONE)
+    shot(page, "calendar-many-series-phone")
+    phone_lines = [line.evaluate(SEEN_TEXT) for line in cell.locator("li.c").all()]
+    assert phone_lines == ["Federal funds rate 4.25%", "US dollar 22.10 +2", "26 rates in force"]
+    assert all(line.is_visible() for line in cell.locator("li.c").all())
+
+
+def test_the_records_of_a_series_an_update_removed_stay_on_the_calendar(papi, browsing) -> None:
+    from tests.feeds.test_feeds import with_a_removed_series
+
+    plugin = with_a_removed_series(papi)
+    reader = papi.signed_in("reader@example.org")
+    reader.put(
+        "/api/v1/reader/preferences", json={"preferences": {f"plugins.{plugin.id}.shown": True}}
+    )
+    params = {"from": "2026-06-01", "to": "2026-06-15", "today": "2026-06-15"}
+    [entry] = reader.get("/api/v1/reader/days", params=params).json()["plugins"]
+    page = browsing.page(cookie=session_cookie(reader))
+    page.goto("/calendar?month=2026-06&today=2026-06-15&day=2026-06-04")
+    cell = page.locator('td[data-date="2026-06-04"]')
+    assert [li.evaluate(SEEN_TEXT) for li in cell.locator("li.c").all()] == [
+        "IMF SDR 1.34",  # the day's record of the series 1.1.0 removed, by its last name
+        "Dollar 58.40",  # the dollar of 2 June in force
+    ]
+    panel = page.evaluate(READ_ROWS.replace("[data-date]", "#day-panel [data-date]"))
+    fourth = [d for d in entry["days"] if d["date"] == "2026-06-04"]
+    assert panel == expected_rows(fourth)
+    assert page.locator('#day-panel li.row[data-series="sdr"] .lab').inner_text() == "USD per SDR"
+    page.goto("/calendar?view=agenda&start=2026-06-01&today=2026-06-15")
+    agenda = page.evaluate(READ_ROWS.replace("[data-date]", ".agenda [data-date]"))
+    assert [d for d in agenda if d["date"] <= "2026-06-15"] == expected_rows(entry["days"])
+    assert page.locator('.agenda li.row[data-series="sdr"]').count() == 4

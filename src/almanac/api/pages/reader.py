@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from datetime import date, timedelta
+from functools import cached_property
 from urllib.parse import urlencode
 
 from fastapi import APIRouter, Request
@@ -33,6 +34,7 @@ from almanac.platform import accounts, audience, feeds
 from almanac.platform.accounts import StaffRole
 from almanac.platform.audience import ReportCategory
 from almanac.platform.reader import MAX_DAYS, pick_name
+from almanac.platform.reader.month import CellLine, month_cell
 from almanac.platform.reader.render import Section
 
 router = APIRouter(include_in_schema=False)
@@ -64,6 +66,12 @@ class CalendarDay:
     @property
     def weekend(self) -> bool:
         return self.day.weekday() >= 5
+
+    @cached_property
+    def lines(self) -> list[CellLine]:
+        """The day's lines in a month cell, what happened that day first (read once all its
+        sections are in)."""
+        return month_cell(self.sections)
 
 
 @dataclass(frozen=True)

@@ -7,6 +7,10 @@ in the range, and per series only the few records around it that decide a value 
 change or the status row. A taken-down plug-in's records are hidden: its days are empty and its
 public message goes beside them (see `PluginDays.notice`).
 
+A plug-in's days also draw the records of series its approved version no longer declares
+(`kept_series`: an update never removes records), with the definitions the newest version that
+ran gave them. `day_sources` reads both for the reader's days and the calendar feeds alike.
+
 Drawing is a pure function of the records, the range, the reader's today, the language and the
 status, so `read_days_json` keeps each plug-in's drawn days (as JSON) by those and the
 plug-in's `records_stamp`, which every write of its records changes in the same transaction:
@@ -20,7 +24,7 @@ import json
 import re
 import threading
 from collections import OrderedDict
-from collections.abc import Hashable, Sequence
+from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import date, datetime, timedelta
 from typing import Any, Generic, TypeVar
@@ -33,14 +37,19 @@ from almanac.platform.accounts.models import Account
 from almanac.platform.audience.preferences import shown_of
 from almanac.platform.audience.visibility import (
     ReadablePlugin,
+    checked_manifest,
     readable_plugin,
     visible_plugins,
 )
+from almanac.platform.contract.manifest import Series
 from almanac.platform.reader import MAX_DAYS, Day, from_stored, render_days
 from almanac.platform.store.reading import (
+    DayRecord,
+    RanVersion,
     RevisionEntry,
     SeriesWanted,
     StoredRecord,
+    earlier_versions_that_ran,
     records_between,
     records_for_days,
     records_for_days_rows,
@@ -126,21 +135,22 @@ def _empty_days(first: date, last: date) -> list[Day]:
 
 def _drawn(
     plugin: ReadablePlugin,
-    stored: dict[str, list[dict[str, Any]]],
+    sources: DaySources,
     first: date,
     last: date,
     today: date,
     language: str,
 ) -> list[Day]:
-    """The plug-in's days drawn from its records in `stored` (as `day_records` gives them)."""
+    """The plug-in's days drawn from what `day_sources` read."""
     return render_days(
         plugin.manifest,
-        stored.get(plugin.id, ()),
+        sources.records_of(plugin.id),
         from_date=first,
         to_date=last,
         today=today,
         language=language,
         status=plugin.status,
+        kept=sources.kept.get(plugin.id, ()),
     )
 
 
@@ -157,7 +167,7 @@ def read_days(
     plug-in id, as a reader whose day is `today` and whose language is `language` sees them."""
     chosen = _shown_plugins(db, account, first, last, language)
     drawn = [p for p in chosen if not p.taken_down]
-    stored = day_records(db.connection(), drawn, first, last, today)
+    stored = day_sources(db.connection(), drawn, first, last, today)
     result = []
     for plugin in chosen:
         if plugin.taken_down:
@@ -261,7 +271,7 @@ def read_days_json(
         else:
             encoded[plugin.id] = found
     if missing:
-        stored = day_records(db.connection(), [p for p, _ in missing], first, last, today)
+        stored = day_sources(db.connection(), [p for p, _ in missing], first, last, today)
         for plugin, key in missing:
             days = compact_json(_drawn(plugin, stored, first, last, today, language))
             encoded[plugin.id] = days
@@ -275,9 +285,119 @@ def read_days_json(
     ]
 
 
-def wanted_series(plugins: Sequence[ReadablePlugin]) -> list[SeriesWanted]:
-    """Every series the plug-ins' approved manifests declare, as `records_for_days` asks."""
-    return [SeriesWanted(p.id, s.key, s.kind) for p in plugins for s in p.manifest.series]
+Kept = Mapping[str, tuple[Series, ...]]
+"""Per plug-in id, the series `kept_series` found (plug-ins without any left out)."""
+_KeptKey = tuple[str, int, str]
+_KEPT: OrderedDict[_KeptKey, tuple[Series, ...]] = OrderedDict()
+_KEPT_MAX = 4096
+_KEPT_LOCK = threading.Lock()
+
+
+def kept_series(
+    conn: Connection, plugins: Sequence[ReadablePlugin]
+) -> dict[str, tuple[Series, ...]]:
+    """Per plug-in, the series its readers' days and feeds draw besides its approved version's
+    ("Versioning" 4 and 5: an update never removes records; removing a series keeps them, and
+    readers move to an update "without reinstalling or losing records"): each series key that
+    an earlier version which ran declared and the approved version does not, defined as the
+    newest such version defined it, so its records are drawn under the last names readers
+    saw them by. Newest version first, each in its own order (`render_days`' `kept`).
+
+    Which versions ran only changes with a write of records (a successful run), which renews
+    the records stamp, or with the approved version: the answer is kept by both."""
+    found: dict[str, tuple[Series, ...]] = {}
+    missing: list[ReadablePlugin] = []
+    for plugin in plugins:
+        key = _kept_key(plugin)
+        with _KEPT_LOCK:
+            kept = None if key is None else _KEPT.get(key)
+        if kept is None:
+            missing.append(plugin)
+        elif kept:
+            found[plugin.id] = kept
+    if not missing:
+        return found
+    earlier: dict[str, list[RanVersion]] = {}
+    for version in earlier_versions_that_ran(conn, {p.id: p.version_id for p in missing}):
+        earlier.setdefault(version.plugin_id, []).append(version)
+    for plugin in missing:
+        kept = _kept_of(plugin, earlier.get(plugin.id, []))
+        key = _kept_key(plugin)
+        if key is not None:
+            with _KEPT_LOCK:
+                _KEPT[key] = kept
+                if len(_KEPT) > _KEPT_MAX:
+                    _KEPT.popitem(last=False)
+        if kept:
+            found[plugin.id] = kept
+    return found
+
+
+def _kept_key(plugin: ReadablePlugin) -> _KeptKey | None:
+    if plugin.records_stamp is None:
+        return None
+    return (plugin.id, plugin.version_id, plugin.records_stamp)
+
+
+def _kept_of(plugin: ReadablePlugin, earlier: Sequence[RanVersion]) -> tuple[Series, ...]:
+    """`kept_series` of one plug-in from its earlier versions that ran, newest first. A
+    version's manifest is parsed only when it declares a key not seen yet."""
+    seen = {series.key for series in plugin.manifest.series}
+    kept: list[Series] = []
+    for version in earlier:
+        keys = [s.get("key") for s in version.manifest.get("series", ())]
+        if all(key in seen for key in keys):
+            continue
+        for series in checked_manifest(version.manifest).series:
+            if series.key not in seen:
+                seen.add(series.key)
+                kept.append(series)
+    return tuple(kept)
+
+
+def wanted_series(plugins: Sequence[ReadablePlugin], kept: Kept) -> list[SeriesWanted]:
+    """Every series the plug-ins' approved manifests declare, then their kept series, as
+    `records_for_days` asks."""
+    return [
+        SeriesWanted(p.id, s.key, s.kind)
+        for p in plugins
+        for s in (*p.manifest.series, *kept.get(p.id, ()))
+    ]
+
+
+@dataclass(frozen=True, slots=True)
+class DaySources:
+    """What some plug-ins' days over a range are drawn from: their kept series and, by
+    plug-in, the records `records_for_days` read."""
+
+    kept: Kept
+    records: Mapping[str, list[DayRecord]]
+
+    def records_of(self, plugin_id: str) -> list[dict[str, Any]]:
+        """The plug-in's records in `render_days`' shape."""
+        return [from_stored(r) for r in self.records.get(plugin_id, ())]
+
+
+def day_sources(
+    conn: Connection,
+    plugins: Sequence[ReadablePlugin],
+    first: date,
+    last: date,
+    today: date,
+) -> DaySources:
+    """The stored current records (withdrawn left out, a moved event's old date carrying
+    `movedTo`) that `render_days` needs to draw these plug-ins over `first`..`last` for
+    `today`, and their kept series (`kept_series`), read for the reader's days and the
+    calendar feeds alike: every record in the range; per declared or kept series its newest
+    record on or before `today` (rule 9's newest); per value series its first record after
+    the range and the two newest before it (rules 4 and 5); per event series with a happened
+    value in the range, the newest happened event with a value before it (rule 6's change)."""
+    kept = kept_series(conn, plugins)
+    ids = [p.id for p in plugins]
+    found: dict[str, list[DayRecord]] = {}
+    for record in records_for_days(conn, ids, wanted_series(plugins, kept), first, last, today):
+        found.setdefault(record.plugin_id, []).append(record)
+    return DaySources(kept, found)
 
 
 def day_records(
@@ -287,17 +407,9 @@ def day_records(
     last: date,
     today: date,
 ) -> dict[str, list[dict[str, Any]]]:
-    """Per plug-in, the stored current records (withdrawn left out, a moved event's old date
-    carrying `movedTo`) that `render_days` needs for `first`..`last` and `today`: every record
-    in the range; per declared series its newest record on or before `today` (rule 9's
-    newest); per value series its first record after the range and the two newest before it
-    (rules 4 and 5); per event series with a happened value in the range, the newest happened
-    event with a value before it (rule 6's change)."""
-    found: dict[str, list[dict[str, Any]]] = {}
-    ids = [p.id for p in plugins]
-    for stored in records_for_days(conn, ids, wanted_series(plugins), first, last, today):
-        found.setdefault(stored.plugin_id, []).append(from_stored(stored))
-    return found
+    """Per plug-in, the records of `day_sources` in `render_days`' shape."""
+    sources = day_sources(conn, plugins, first, last, today)
+    return {plugin_id: sources.records_of(plugin_id) for plugin_id in sources.records}
 
 
 def day_rows(
@@ -307,10 +419,11 @@ def day_rows(
     last: date,
     today: date,
 ) -> list[Row[Any]]:
-    """The statement of `day_records` alone: (id, plugin, series, date, discriminator, kind,
+    """The statement of `day_sources` alone: (id, plugin, series, date, discriminator, kind,
     content text, moved_to) rows, a record possibly twice."""
     ids = [p.id for p in plugins]
-    return records_for_days_rows(conn, ids, wanted_series(plugins), first, last, today)
+    wanted = wanted_series(plugins, kept_series(conn, plugins))
+    return records_for_days_rows(conn, ids, wanted, first, last, today)
 
 
 @dataclass(frozen=True, slots=True)
@@ -386,6 +499,7 @@ def _history_entry(stored: StoredRecord, entry: RevisionEntry) -> RecordHistoryE
 
 __all__ = [
     "DRAWN_DAYS",
+    "DaySources",
     "DrawnDays",
     "EncodedPluginDays",
     "PluginDays",
@@ -397,6 +511,8 @@ __all__ = [
     "compact_json",
     "day_records",
     "day_rows",
+    "day_sources",
+    "kept_series",
     "plugin_records",
     "read_days",
     "read_days_json",

@@ -46,7 +46,7 @@ from urllib.parse import quote
 
 from icalendar import Calendar, Event, vDuration, vText
 
-from almanac.platform.contract.manifest import Manifest
+from almanac.platform.contract.manifest import Manifest, Series
 from almanac.platform.reader import (
     MAX_DAYS,
     attribution_of,
@@ -103,7 +103,8 @@ class FeedPlugin:
     """One plug-in of a feed: its approved manifest, its status for rule 9, a taken-down
     plug-in's public message (then it has no records), the records its days are drawn from
     (in `reader.from_stored`'s shape: the window's and the few around it that decide a value
-    in force, a change or the status row) and the stamps of those dated in the window."""
+    in force, a change or the status row), the stamps of those dated in the window, and the
+    series earlier versions declared whose records are kept (`audience.kept_series`)."""
 
     id: str
     manifest: Manifest
@@ -111,6 +112,7 @@ class FeedPlugin:
     notice: str | None
     records: Sequence[Mapping[str, Any]]
     stamps: Mapping[RecordKey, RecordStamp]
+    kept: Sequence[Series] = ()
 
     def name(self, language: str) -> str:
         """Rule 2: the plug-in's name in the language; its id when it has none."""
@@ -170,6 +172,7 @@ def _drawn(plugin: FeedPlugin, window: Window, language: str) -> _Drawn:
             today=window.today,
             language=language,
             status=plugin.status,
+            kept=plugin.kept,
         )
         for day in days:
             for section in day["sections"]:

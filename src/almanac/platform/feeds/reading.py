@@ -29,7 +29,7 @@ from sqlalchemy.orm import Session
 
 from almanac.platform.accounts.errors import InvalidInput, NotFound
 from almanac.platform.audience import check_language, public_plugin, shown_plugins
-from almanac.platform.audience.days import DrawnDays, wanted_series
+from almanac.platform.audience.days import DrawnDays, day_sources
 from almanac.platform.audience.visibility import ReadablePlugin
 from almanac.platform.feeds.addresses import feed_account
 from almanac.platform.feeds.calendar import (
@@ -42,14 +42,14 @@ from almanac.platform.feeds.calendar import (
     record_key,
 )
 from almanac.platform.reader import from_stored, pick_name
-from almanac.platform.store.reading import RecordStamp, record_stamps, records_for_days
+from almanac.platform.store.reading import RecordStamp, record_stamps
 
 DEFAULT_PAST = 62
 DEFAULT_AHEAD = 366
 MAX_PAST = 731
 MAX_AHEAD = 731
 """At most two years on either side of today."""
-FEED_FORMAT = "feed-1"
+FEED_FORMAT = "feed-2"
 """Part of every ETag: a change to how feeds are drawn changes it (raise it then)."""
 READER_FEED_NAME = "Almanac"
 NO_PUBLIC_FEED = "no public calendar feed for this plug-in"
@@ -161,14 +161,14 @@ FEEDS: DrawnDays[str] = DrawnDays(max_bytes=32 * 1024 * 1024)
 
 
 def _feed_plugins(db: Session, plan: FeedPlan) -> list[FeedPlugin]:
-    """Each plug-in with the records its days over the window are drawn from, and the stamps
-    (current since, revision count) of those dated in the window, in two statements."""
+    """Each plug-in with what its days over the window are drawn from (`audience.day_sources`,
+    as the reader's days read it), and the stamps (current since, revision count) of the
+    records dated in the window."""
     drawn = [p for p in plan.plugins if not p.taken_down]
     window = plan.window
     conn = db.connection()
-    stored = records_for_days(
-        conn, [p.id for p in drawn], wanted_series(drawn), window.first, window.last, window.today
-    )
+    sources = day_sources(conn, drawn, window.first, window.last, window.today)
+    stored = [s for found in sources.records.values() for s in found]
     in_window = [s for s in stored if window.first <= s.date <= window.last]
     stamps = record_stamps(conn, [s.record_id for s in in_window])
     records: dict[str, list[dict[str, Any]]] = {}
@@ -187,6 +187,7 @@ def _feed_plugins(db: Session, plan: FeedPlan) -> list[FeedPlugin]:
             notice=(p.takedown_message or "") if p.taken_down else None,
             records=records.get(p.id, []),
             stamps=keyed.get(p.id, {}),
+            kept=sources.kept.get(p.id, ()),
         )
         for p in plan.plugins
     ]

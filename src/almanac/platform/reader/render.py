@@ -12,8 +12,8 @@ Input:
   revises?}`, an event `{kind, series, id, date, state, value?, title?}`, an item `{kind,
   series, id, date, title, url}`. An event on the old date of a move carries `movedTo` (the new
   date): the store's mark. Dates are `YYYY-MM-DD` text. Withdrawn records are left out;
-  records of a series the manifest no longer declares are ignored. `records.from_stored` turns
-  a stored record into this shape.
+  records of a series neither the manifest nor `kept` declares are ignored.
+  `records.from_stored` turns a stored record into this shape.
   Besides the records dated `from_date`..`to_date`, rendering reads: per value series its
   first record on or before `to_date` and the two newest before `from_date` (rule 5's value in
   force and rule 4's change), and its first record after `to_date` (in force or last rate);
@@ -27,6 +27,12 @@ Input:
 - `status`: the plug-in's state for this reader (rule 9): `running`; `failing` (the last run
   failed after the last success); `unreachable` (the app cannot reach the service); `paused`;
   `pending` (a new version awaits approval).
+- `kept`: series an earlier version declared and `manifest` no longer does, with that
+  version's definitions ("Versioning" 4 and 5: removing a series keeps its records, and readers
+  move to an update without losing records). Their records are drawn like the manifest's own,
+  after them in rule 3's order, except that a kept value series ends at its newest record: no
+  version updates it any more, so no "Last rate" carries it to the reader's today. The tool
+  draws one version's records and passes none.
 
 Strings are ordered by code point (the cases' README), as Python compares them.
 """
@@ -129,6 +135,7 @@ def render_days(
     today: date | str,
     language: str = "en",
     status: str = "running",
+    kept: Sequence[Series] = (),
 ) -> list[Day]:
     """The days `from_date`..`to_date` as a reader whose day is `today` sees one plug-in: one
     `{date, sections}` per day, `sections` empty or one `{plugin, name, rows}`."""
@@ -144,7 +151,7 @@ def render_days(
         )
     if status not in STATUSES:
         raise RenderRequestError(f"status {status!r} is not one of {', '.join(STATUSES)}")
-    reading = _Reading(manifest, records, reader_today, language)
+    reading = _Reading(manifest, kept, records, reader_today, language)
     name = pick_name(manifest.name, language)
     section_name = manifest.id if name is None else name
     days: list[Day] = []
@@ -190,13 +197,21 @@ class _Reading:
     (date, period) order with their changes, and each happened event's predecessor."""
 
     def __init__(
-        self, manifest: Manifest, records: Iterable[Record], today: str, language: str
+        self,
+        manifest: Manifest,
+        kept: Sequence[Series],
+        records: Iterable[Record],
+        today: str,
+        language: str,
     ) -> None:
-        self.manifest = manifest
+        declared = {series.key for series in manifest.series}
+        ended = [series for series in kept if series.key not in declared]
+        self.series: tuple[Series, ...] = (*manifest.series, *ended)
+        self.ended = frozenset(series.key for series in ended)
         self.today = today
         self.language = language
         self.attribution = attribution_of(manifest)
-        by_series: dict[str, list[Record]] = {series.key: [] for series in manifest.series}
+        by_series: dict[str, list[Record]] = {series.key: [] for series in self.series}
         for record in records:
             if record["series"] in by_series:
                 by_series[record["series"]].append(record)
@@ -208,7 +223,7 @@ class _Reading:
         self.values: dict[str, list[_ValueEntry]] = {}
         self.value_dates: dict[str, list[str]] = {}
         self.previous_happened: dict[int, Record | None] = {}
-        for series in manifest.series:
+        for series in self.series:
             own = by_series[series.key]
             if series.kind == "value":
                 entries = _value_entries(series, own)
@@ -235,7 +250,7 @@ class _Reading:
         order; a status row ends the day (rule 9)."""
         events: list[Row] = []
         others: list[Row] = []
-        for series in self.manifest.series:
+        for series in self.series:
             if series.kind == "event":
                 events.extend(self.event_rows(series, day))
             elif series.kind == "item":
@@ -252,7 +267,8 @@ class _Reading:
         """Rule 5: a value series fills every day from its first record to the reader's today.
         A day with records shows them (by period); a day without, before the series' newest
         record, shows the value in force (`in-force`, "Rate of <date>", no change); after it,
-        the newest (`last`, "Last rate <date>"). Nothing after the reader's today."""
+        the newest (`last`, "Last rate <date>"), but for a kept series (see `render_days`).
+        Nothing after the reader's today."""
         entries = self.values[series.key]
         if day > self.today or not entries or day < entries[0].record["date"]:
             return []
@@ -266,6 +282,8 @@ class _Reading:
             ]
         held = entries[start - 1].record
         if day > dates[-1]:
+            if series.key in self.ended:
+                return []
             note = f"{WORDS.last_rate} {held['date']}"
             return [self.value_row(series, held, "last", note, None)]
         note = f"{WORDS.rate_of} {held['date']}"

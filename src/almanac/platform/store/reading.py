@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime
 from typing import Any, NamedTuple
@@ -32,6 +32,7 @@ from almanac.platform.store.tables import (
     revisions,
     run_sources,
     runs,
+    versions,
 )
 
 LAST_RUNS = 5
@@ -180,6 +181,42 @@ def records_between(
         )
         for row in conn.execute(query)
     ]
+
+
+@dataclass(frozen=True, slots=True)
+class RanVersion:
+    """A version of a plug-in that had a successful run, and its manifest as stored."""
+
+    plugin_id: str
+    version_id: int
+    manifest: dict[str, Any]
+
+
+def earlier_versions_that_ran(conn: Connection, approved: Mapping[str, int]) -> list[RanVersion]:
+    """Per plug-in of `approved` (plug-in id to its approved version's id), every other version
+    of it that had a successful run, newest version first. Only a successful run writes
+    records (in the run's own transaction), so these are the versions that may have written
+    records the approved version does not declare."""
+    if not approved:
+        return []
+    ids: BindParameter[list[str]] = bindparam("plugin_ids", expanding=True)
+    skipped: BindParameter[list[int]] = bindparam("approved_ids", expanding=True)
+    ran = (
+        select(runs.c.id)
+        .where(
+            runs.c.plugin_id == versions.c.plugin_id,
+            runs.c.version_id == versions.c.id,
+            runs.c.outcome == "success",
+        )
+        .exists()
+    )
+    query = (
+        select(versions.c.plugin_id, versions.c.id, versions.c.manifest)
+        .where(versions.c.plugin_id.in_(ids), versions.c.id.not_in(skipped), ran)
+        .order_by(versions.c.plugin_id, versions.c.id.desc())
+    )
+    given = {"plugin_ids": list(approved), "approved_ids": list(approved.values())}
+    return [RanVersion(row.plugin_id, row.id, row.manifest) for row in conn.execute(query, given)]
 
 
 class SeriesWanted(NamedTuple):
