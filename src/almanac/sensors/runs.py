@@ -18,6 +18,7 @@ from almanac.assets.tags import (
 from almanac.orchestration.due import plan_runs, take_requests
 from almanac.orchestration.pipeline import RunPipeline, RunRequestFacts
 from almanac.platform.clock import Clock
+from almanac.platform.store.reading import orchestrator_runs_kept
 
 DUE_SENSOR = "almanac_due_runs"
 FAILURE_SENSOR = "almanac_failed_runs"
@@ -30,18 +31,27 @@ def evaluation_time() -> datetime:
     return get_current_datetime()
 
 
-def plugins_in_flight(instance: dg.DagsterInstance, now: datetime | None = None) -> set[str]:
+def plugins_in_flight(
+    instance: dg.DagsterInstance, now: datetime | None = None, engine: Engine | None = None
+) -> set[str]:
     """Plug-ins with a Dagster run queued, starting or running (Running rule 5: it waits), and,
     when `now` is given, plug-ins whose run failed in the last `UNRECORDED_WAIT` without its
-    failure kept yet: the run-failure sensor keeps it, and until then the store does not know
+    outcome kept yet: the run-failure sensor keeps it, and until then the store does not know
     the attempt (a crashed first run would otherwise look never attempted and start again at
-    once, not 30 minutes later)."""
+    once, not 30 minutes later). With `engine`, a failed run whose outcome the store already
+    has (its worker kept it, then died before marking the Dagster run) is settled at once
+    rather than waited for (issue 31: a resume after a restart waited 10 minutes)."""
     runs = list(instance.get_runs(dg.RunsFilter(statuses=_ACTIVE)))
     if now is not None:
         ended = instance.get_runs(
             dg.RunsFilter(statuses=_ENDED_BADLY, updated_after=now - UNRECORDED_WAIT)
         )
-        runs += [run for run in ended if TAG_RECORDED not in run.tags]
+        unrecorded = [run for run in ended if TAG_RECORDED not in run.tags]
+        if engine is not None and unrecorded:
+            with engine.connect() as conn:
+                kept = orchestrator_runs_kept(conn, [run.run_id for run in unrecorded])
+            unrecorded = [run for run in unrecorded if run.run_id not in kept]
+        runs += unrecorded
     return {
         plugin
         for run in runs
@@ -83,7 +93,7 @@ def due_runs_sensor(
     )
     def _due(context: dg.SensorEvaluationContext) -> dg.SensorResult:
         now = clock()
-        in_flight = plugins_in_flight(context.instance, now)
+        in_flight = plugins_in_flight(context.instance, now, engine)
         with engine.connect() as conn:
             plan = plan_runs(conn, now, in_flight=in_flight, known=known)
         take_requests(engine, plan.taken, now)

@@ -687,3 +687,13 @@ def held_details(conn: Connection, plugin_id: str) -> list[HeldDetail]:
         )
         for r in conn.execute(query)
     ]
+
+
+def orchestrator_runs_kept(conn: Connection, orchestrator_runs: Sequence[str]) -> set[str]:
+    """Which of these orchestrator runs (Dagster run ids) have their outcome in the store."""
+    if not orchestrator_runs:
+        return set()
+    query = select(runs.c.orchestrator_run).where(
+        runs.c.orchestrator_run.in_(sorted(set(orchestrator_runs)))
+    )
+    return {str(found) for found in conn.execute(query).scalars()}
