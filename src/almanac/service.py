@@ -1,16 +1,14 @@
 """`almanac up`: the store migrated, the example plug-ins registered (Pending until a person
 approves them), then the code location's code server, the Dagster webserver, the Dagster daemon
-and the API as child processes, and the watch that reloads the code server when the plug-in
-catalog changes (`almanac.code_server`); Ctrl-C (or SIGTERM) stops them all and leaves nothing
-running."""
+and the API as child processes, kept running by `almanac.supervisor`, and the watch that
+reloads the code server when the plug-in catalog changes (`almanac.code_server`); Ctrl-C (or
+SIGTERM) stops them all and leaves nothing running."""
 
 from __future__ import annotations
 
-import contextlib
 import gc
 import os
 import signal
-import subprocess
 import sys
 import time
 from collections.abc import Sequence
@@ -25,13 +23,13 @@ from almanac.code_server import (
     wait_until_served,
 )
 from almanac.settings import Settings, load_settings
+from almanac.supervisor import PARTS_FILE, Supervisor
 
 if TYPE_CHECKING:
     from fastapi import FastAPI
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples"
-STOP_SECONDS = 20
 CODE_SERVER_START_SECONDS = 600
 
 
@@ -133,24 +131,8 @@ def commands(settings: Settings) -> dict[str, list[str]]:
     }
 
 
-def _stop(children: dict[str, subprocess.Popen[bytes]]) -> None:
-    """SIGTERM to each child's process group, then SIGKILL to what is left after a while."""
-    for child in children.values():
-        if child.poll() is None:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(child.pid, signal.SIGTERM)
-    deadline = time.monotonic() + STOP_SECONDS
-    for child in children.values():
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            child.wait(timeout=max(0.1, deadline - time.monotonic()))
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(child.pid, signal.SIGKILL)
-        child.wait()
-
-
-def _start(command: list[str], env: dict[str, str]) -> subprocess.Popen[bytes]:
-    # Own process group each, so one signal reaches a child's own children too.
-    return subprocess.Popen(command, env=env, start_new_session=True)
+def _print_error(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)
 
 
 class _Stop(Exception):
@@ -178,30 +160,29 @@ def run_service(settings: Settings | None = None, argv: Sequence[str] = ()) -> i
     )
     env.pop("ALMANAC_DEFINITIONS_SNAPSHOT", None)
     previous = {s: signal.signal(s, _raise_stop) for s in (signal.SIGINT, signal.SIGTERM)}
-    children: dict[str, subprocess.Popen[bytes]] = {}
+    parts = Supervisor(env, settings.home / PARTS_FILE, _print_error)
     watch = catalog_watch(settings)
     try:
         # Read before the code server's first load, so no change after that load is missed.
         watch.start()
-        children["code-server"] = _start(code_server_command(settings), env)
+        code_server = parts.start("code-server", code_server_command(settings))
         why = wait_until_served(
             settings,
-            lambda: children["code-server"].poll() is None,
+            lambda: code_server.poll() is None,
             time.monotonic() + CODE_SERVER_START_SECONDS,
         )
         if why is not None:
             print(f"almanac: {why}; stopping", file=sys.stderr)
             return 1
         for name, command in commands(settings).items():
-            children[name] = _start(command, env)
+            parts.start(name, command)
         print(f"  Dagster UI: http://127.0.0.1:{settings.dagster_port}")
         workers = f" ({settings.api_workers} workers)" if settings.api_workers > 1 else ""
         print(f"  API:        http://127.0.0.1:{settings.api_port}{workers}")
         print("Press Ctrl-C to stop.", flush=True)
-        while all(child.poll() is None for child in children.values()):
+        while (why := parts.poll(time.monotonic())) is None:
             time.sleep(0.5)
-        failed = [name for name, child in children.items() if child.poll() is not None]
-        print(f"almanac: {', '.join(failed)} stopped; stopping the rest", file=sys.stderr)
+        print(f"almanac: {why}; stopping the rest", file=sys.stderr)
         return 1
     except _Stop:
         print("almanac: stopping", flush=True)
@@ -210,6 +191,6 @@ def run_service(settings: Settings | None = None, argv: Sequence[str] = ()) -> i
         for s in (signal.SIGINT, signal.SIGTERM):
             signal.signal(s, signal.SIG_IGN)
         watch.stop()
-        _stop(children)
+        parts.stop_all()
         for s, handler in previous.items():
             signal.signal(s, handler)

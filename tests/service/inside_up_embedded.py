@@ -6,6 +6,9 @@ nothing here."""
 
 from __future__ import annotations
 
+import os
+import signal
+import threading
 import time
 from pathlib import Path
 
@@ -16,10 +19,12 @@ from tests.service.namespace import loopback_up
 from tests.service.up import (
     EXAMPLES,
     START_SECONDS,
+    Service,
     alive,
     almanac_up,
     asset_keys,
     descendants,
+    graphql,
     wait_for,
 )
 
@@ -33,8 +38,8 @@ def test_two_instances_serve_side_by_side_and_stop_cleanly_on_ctrl_c(tmp_path: P
     with almanac_up(tmp_path / "one") as one, almanac_up(tmp_path / "two") as two:
         deadline = time.monotonic() + START_SECONDS
         for service in (one, two):
-            health = wait_for(f"{service.api}/health", deadline, service)
-            assert health.json() == {"status": "ok", "database": "ok"}
+            health = wait_for(f"{service.api}/health", deadline, service).json()
+            assert (health["status"], health["database"], health["down"]) == ("ok", "ok", [])
             wait_for(f"{service.ui}/server_info", deadline, service)
             assert (service.home / "almanac.db").is_file()
             assert (service.home / "dagster" / "dagster.yaml").is_file()
@@ -61,3 +66,77 @@ def test_two_instances_serve_side_by_side_and_stop_cleanly_on_ctrl_c(tmp_path: P
         started = descendants(two.process.pid)
         two.stop()
         assert [pid for pid in started if alive(pid)] == [], "Ctrl-C left processes running"
+
+
+def _part_pids(service: Service, marker: bytes) -> set[int]:
+    found = set()
+    for pid in descendants(service.process.pid):
+        try:
+            command = Path(f"/proc/{pid}/cmdline").read_bytes()
+        except OSError:
+            continue
+        if marker in command:
+            found.add(pid)
+    return found
+
+
+DAEMON_HEALTH = "{ instance { daemonHealth { allDaemonStatuses { daemonType healthy } } } }"
+
+
+def test_a_killed_daemon_is_started_again_while_readers_are_answered(tmp_path: Path) -> None:
+    """Issue 31: the scheduler crashing no longer takes the API down with it."""
+    with almanac_up(tmp_path / "home") as up:
+        deadline = time.monotonic() + START_SECONDS
+        wait_for(f"{up.api}/health", deadline, up)
+        wait_for(f"{up.ui}/server_info", deadline, up)
+        [daemon] = _part_pids(up, b"dagster-daemon\x00run")
+        answers: list[int] = []
+        seen_down: list[list[str]] = []
+        stop = threading.Event()
+
+        def read() -> None:
+            with httpx.Client(base_url=up.api, timeout=10) as client:
+                while not stop.is_set():
+                    try:
+                        answers.append(client.get("/signin").status_code)
+                        health = client.get("/health")
+                    except httpx.HTTPError:
+                        answers.append(-1)
+                        continue
+                    answers.append(health.status_code)
+                    seen_down.append(health.json()["down"])
+                    time.sleep(0.05)
+
+        reader = threading.Thread(target=read)
+        reader.start()
+        try:
+            time.sleep(1)
+            killed_at = time.monotonic()
+            os.kill(daemon, signal.SIGKILL)
+            while not (_part_pids(up, b"dagster-daemon\x00run") - {daemon}):
+                assert time.monotonic() - killed_at < 60, up.log.read_text()[-3000:]
+                time.sleep(0.1)
+            back = time.monotonic() - killed_at
+            healthy = None
+            while time.monotonic() - killed_at < 120:
+                statuses = graphql(up.ui, DAEMON_HEALTH)["instance"]["daemonHealth"]
+                healthy = {s["daemonType"]: s["healthy"] for s in statuses["allDaemonStatuses"]}
+                if healthy.get("SENSOR") and healthy.get("QUEUED_RUN_COORDINATOR"):
+                    break
+                time.sleep(1)
+            assert healthy and healthy["SENSOR"] and healthy["QUEUED_RUN_COORDINATOR"], healthy
+            healthy_after = time.monotonic() - killed_at
+            time.sleep(1)
+        finally:
+            stop.set()
+            reader.join()
+        print(
+            f"daemon started again {back:.1f} s after SIGKILL, healthy after {healthy_after:.1f} s"
+        )
+        assert up.process.poll() is None, "almanac up went on"
+        assert answers and set(answers) == {200}, sorted(set(answers))
+        assert ["dagster-daemon"] in seen_down, "/health said which part was down"
+        assert seen_down[-1] == []
+        out = up.stop()
+        assert "almanac: dagster-daemon ended with status -9; starting it in 1 s" in out
+        assert "almanac: dagster-daemon started again (restart 1)" in out

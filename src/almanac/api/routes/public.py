@@ -13,6 +13,7 @@ from sqlalchemy import text
 from almanac.api.deps import Context
 from almanac.api.problems import ProblemError
 from almanac.platform.contract.problems import CATALOG, PAGES, Example
+from almanac.supervisor import RUNNING, read_parts
 
 router = APIRouter(tags=["public"])
 
@@ -105,7 +106,10 @@ def tool(ctx: Context) -> Response:
 
 @router.get("/health")
 def health(ctx: Context) -> JSONResponse:
-    """200 when the service answers and its database does, 503 otherwise."""
+    """200 when the service answers and its database does, 503 otherwise. Under `almanac up`,
+    each of its parts too (`almanac.supervisor`): a part being restarted makes the status
+    "degraded" and names it in `down`, still 200, as the API itself answers (a load balancer
+    keeps sending readers here while the scheduler restarts)."""
     try:
         with ctx.engine.connect() as conn:
             conn.execute(text("SELECT 1"))
@@ -113,4 +117,9 @@ def health(ctx: Context) -> JSONResponse:
         raise ProblemError(
             503, "INTERNAL-ERROR", f"the database does not answer ({type(exc).__name__})"
         ) from None
-    return JSONResponse({"status": "ok", "database": "ok"})
+    answer: dict[str, object] = {"status": "ok", "database": "ok"}
+    parts = read_parts(ctx.settings.home)
+    if parts is not None:
+        down = sorted(name for name, state in parts.items() if state != RUNNING)
+        answer.update(parts=parts, down=down, status="degraded" if down else "ok")
+    return JSONResponse(answer)
