@@ -18,7 +18,7 @@ from typing import Any
 
 import httpx
 import pytest
-from sqlalchemy import select
+from sqlalchemy import select, text
 from sqlalchemy.orm import Session
 
 from almanac.platform import accounts
@@ -38,6 +38,7 @@ from tests.publishing.test_uploads import (  # noqa: F401  (fixture)
     new_org,
     publisher,
     room_checks_done,
+    sqlite_api,
 )
 
 V1 = "/api/v1"
@@ -503,6 +504,68 @@ def test_store_search_by_words_and_category_in_the_readers_language(pub: Publish
     assert icon.content == files_with()["listing/icon.png"]
     # A private plug-in never reaches the store; an unknown one is NOT-FOUND.
     assert_problem(reader.get(f"{STORE}/plugins/nothing-here"), 404, "NOT-FOUND")
+
+
+def store_beside_a_plugin_without_listing(pub: Publisher) -> None:
+    """One plug-in published without listing.json ("optional; required to list in the
+    store") beside one with: it runs for whoever shows it, never shows in the store, and
+    breaks the store for nobody."""
+    rev = reviewer(pub.api, "rev@service.example")
+    unlisted = files_with("bank-holidays-x")
+    del unlisted["listing.json"], unlisted["listing/icon.png"]
+    for files in (files_with("bank-holidays-l"), unlisted):
+        done = publish(pub, approved(pub, rev, files))
+        assert done.status_code == 200, done.text
+    shown = pub.owner.get(listing_url(pub, "bank-holidays-x")).json()
+    assert (shown["state"], shown["in_store"]) == ("listed", False)
+    reader = pub.api.signed_in("reader@example.net")
+    for kept_as in ("SQL NULL", "JSON null, as rows published before the fix keep it"):
+        if kept_as != "SQL NULL":
+            with pub.api.engine.begin() as conn:
+                conn.execute(
+                    text("UPDATE store_listings SET listing = 'null' WHERE plugin_id = :id"),
+                    {"id": "bank-holidays-x"},
+                )
+        for query, expected in (
+            ({}, ["bank-holidays-l"]),
+            ({"q": "bank holidays"}, ["bank-holidays-l"]),
+            ({"category": "holidays"}, ["bank-holidays-l"]),
+            ({"q": "bank", "category": "other"}, []),
+        ):
+            found = reader.get(f"{STORE}/plugins", params=query)
+            assert found.status_code == 200, (kept_as, query, found.text)
+            assert [e["plugin_id"] for e in found.json()] == expected, (kept_as, query)
+        assert reader.get(f"{STORE}/plugins/bank-holidays-l").status_code == 200
+        assert_problem(reader.get(f"{STORE}/plugins/bank-holidays-x"), 404, "NOT-FOUND")
+        assert_problem(reader.get(f"{STORE}/plugins/bank-holidays-x/icon.png"), 404, "NOT-FOUND")
+        assert_problem(
+            reader.post(f"{STORE}/plugins/bank-holidays-x/install"), 409, "STORE-NOT-LISTED"
+        )
+        for page in (
+            "/store",
+            "/store?q=bank",
+            "/store?category=holidays",
+            "/store/bank-holidays-l",
+        ):
+            drawn = reader.get(page)
+            assert drawn.status_code == 200, (kept_as, page, drawn.text)
+            assert "bank-holidays-l" in drawn.text and "bank-holidays-x" not in drawn.text, page
+        assert reader.get("/store/bank-holidays-x").status_code == 404
+
+
+def test_a_plugin_published_without_a_listing_never_shows_and_breaks_nothing(
+    pub: Publisher,
+) -> None:
+    store_beside_a_plugin_without_listing(pub)
+
+
+def test_a_plugin_published_without_a_listing_on_the_embedded_sqlite_default(
+    sqlite_api: Api,  # noqa: F811
+) -> None:
+    owner, org = new_org(sqlite_api, "owner@bank.example", "Bank")
+    pub = Publisher(sqlite_api, owner, org)
+    may_submit(pub)
+    store_beside_a_plugin_without_listing(pub)
 
 
 def test_publishers_read_reports_on_their_plugins_never_who_sent_them(pub: Publisher) -> None:
