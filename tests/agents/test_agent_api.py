@@ -18,7 +18,6 @@ import pytest
 from sqlalchemy.orm import Session
 
 from almanac.platform import accounts
-
 from tests.agents.helpers import (
     V1,
     agent_token,
@@ -369,14 +368,14 @@ def test_the_host_history_names_the_reviewer_as_approver_and_the_agent_as_publis
     api.clock.advance(timedelta(minutes=5))
     published = agent.post(f"{upload}/publish")
     assert published.status_code == 200, published.text
-    publisher = f"{bank.admin_email} (agent Robin)"
-    assert published.json()["published_by"] == publisher
+    publishing = f"{bank.admin_email} (agent Robin)"
+    assert published.json()["published_by"] == publishing
     operator = api.signed_in("op@service.example", operator=True)
     moves = operator.get(f"{V1}/host/plugins/uk-bank-holidays").json()["moves"]
     by = {m["action"]: m["by"] for m in moves}
     assert by["approve"] == "reviewer@service.example"
-    assert by["publish"] == publisher
-    assert by["code-changed"] == publisher
+    assert by["publish"] == publishing
+    assert by["code-changed"] == publishing
     approval = next(m for m in moves if m["action"] == "approve")
     assert (approval["from_state"], approval["to_state"]) == ("pending", "approved")
 
