@@ -15,7 +15,9 @@ from typing import Any
 
 import httpx
 import pytest
+from sqlalchemy.orm import Session
 
+from almanac.platform import accounts
 from tests.agents.helpers import (
     V1,
     agent_token,
@@ -336,6 +338,46 @@ def test_an_agent_uploads_reviews_attests_and_submits_under_its_name(bank: Bank)
     assert withdrawn.status_code == 200 and withdrawn.json()["state"] == "withdrawn"
     # The person's view of the same upload names the agent too.
     assert bank.pub.owner.get(uploads).json()["agent_name"] == "Claude"
+
+
+def test_the_host_history_names_the_reviewer_as_approver_and_the_agent_as_publisher(
+    bank: Bank,
+) -> None:
+    """A version an agent publishes after a reviewer's approval: the host's history keeps the
+    approval as the reviewer's (the person who approved the code) and the publication as the
+    publisher's, the agent named."""
+    api = bank.api
+    agent = bearer(api, agent_token(api, bank.admin, bank.org, may_publish=True, name="Robin"))
+    made = bank.pub.send(uk(), client=agent)
+    assert made.status_code == 201, made.text
+    upload = f"{bank.portal}/uploads/{made.json()['id']}"
+    room_checks_done(bank.pub)
+    assert agent.post(f"{upload}/attestations", json={"attestations": ALL}).status_code == 200
+    may_submit(bank.pub)
+    assert agent.post(f"{upload}/submit").status_code == 200
+    reviewer = api.signed_in("reviewer@service.example")
+    with Session(api.engine) as db:
+        accounts.grant_staff_role(db, "reviewer@service.example", "reviewer", api.clock())
+        db.commit()
+    desk = reviewer.get(f"{V1}/review/uploads/{made.json()['id']}").json()
+    decided = reviewer.post(
+        f"{V1}/review/uploads/{made.json()['id']}/decision",
+        json={"decision": "approve", "reason": "meets the rules", "reviewed": desk["reviewed"]},
+    )
+    assert decided.status_code == 200, decided.text
+    api.clock.advance(timedelta(minutes=5))
+    published = agent.post(f"{upload}/publish")
+    assert published.status_code == 200, published.text
+    publishing = f"{bank.admin_email} (agent Robin)"
+    assert published.json()["published_by"] == publishing
+    operator = api.signed_in("op@service.example", operator=True)
+    moves = operator.get(f"{V1}/host/plugins/uk-bank-holidays").json()["moves"]
+    by = {m["action"]: m["by"] for m in moves}
+    assert by["approve"] == "reviewer@service.example"
+    assert by["publish"] == publishing
+    assert by["code-changed"] == publishing
+    approval = next(m for m in moves if m["action"] == "approve")
+    assert (approval["from_state"], approval["to_state"]) == ("pending", "approved")
 
 
 def test_the_token_dies_when_its_approver_is_demoted(bank: Bank) -> None:

@@ -11,6 +11,7 @@ API tests."""
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
@@ -33,9 +34,9 @@ from tests.pages.conftest import PHONE, Browsing, session_cookie
 from tests.pages.test_accessibility import scan
 from tests.pages.test_reader_pages import shot
 from tests.publishing.servers import ProofWorld, proof_world
-from tests.publishing.test_review_and_store import reviewer
-from tests.publishing.test_submission import files_with
-from tests.publishing.test_uploads import Publisher, room_checks_done
+from tests.publishing.test_review_and_store import resubmitted, reviewer, update_in_review
+from tests.publishing.test_submission import files_with, may_submit
+from tests.publishing.test_uploads import Publisher, new_org, room_checks_done
 
 DOMAIN = "example.org"  # the UK example listing's publisher.domain
 
@@ -227,5 +228,107 @@ def test_upload_review_publish_install_and_retire_in_the_pages(
         ),
     ]
     problems = [p for cookie, path, name in pages for p in scan(browsing, cookie, path, name)]
+    assert problems == []
+    empty_plugin_tables(papi.engine)
+
+
+def test_the_desk_shows_resubmissions_record_diffs_and_review_information_as_tables(
+    browsing: Browsing,
+) -> None:
+    """A reviewer reaches the desk from the header; a resubmission shows the earlier decision
+    and the diff against the upload sent back; an update's record diff and review information
+    are tables and labelled fields, the removed series named, never JSON."""
+    papi = browsing.api
+    empty_plugin_tables(papi.engine)
+    owner, org = new_org(papi, "owner@bank.example", "Bank")
+    pub = Publisher(papi, owner, org)
+    may_submit(pub)
+    rev = reviewer(papi, "rev@service.example")
+    first, again = resubmitted(pub, rev)
+    update = update_in_review(pub, rev)
+
+    desk = browsing.page(cookie=session_cookie(rev))
+    desk.goto("/calendar")
+    nav = desk.get_by_role("navigation", name="Main")
+    nav.get_by_role("link", name="Review").click()
+    expect(desk.get_by_role("heading", name="Review queue")).to_be_visible()
+    expect(nav.get_by_role("link", name="Review")).to_have_attribute("aria-current", "page")
+    publisher = browsing.page(cookie=session_cookie(owner))
+    publisher.goto("/portal")
+    expect(publisher.get_by_role("navigation", name="Main").get_by_role("link")).to_have_text(
+        ["Calendar", "Store", "Portal"]
+    )
+
+    desk.goto(f"/review/uploads/{again}")
+    decided = desk.locator("section", has=desk.get_by_role("heading", name="Decisions"))
+    expect(decided.locator("tbody tr")).to_have_count(1)
+    expect(decided.locator("tbody tr th")).to_have_text(f"upload {first}, 1.0.0")
+    expect(decided.locator("tbody tr td")).to_have_text(
+        [
+            "Request changes",
+            "rev@service.example",
+            re.compile(r"\d{4}-\d\d-\d\d \d\d:\d\d UTC"),
+            "example day 2 is wrong",
+            "GOV.UK lists 27 December.\nCheck the substitute days.",
+        ]
+    )
+    since = desk.locator(
+        "section",
+        has=desk.get_by_role("heading", name=f"Changes since upload {first} was sent back"),
+    )
+    expect(since.locator("summary code")).to_have_text(["fetch.mjs", "review.json"])
+    expect(since.locator("pre.diff").first).to_contain_text("+// substitute days fixed")
+    expect(since).to_contain_text("Unchanged: ")
+    shot(desk, "review-resubmission")
+
+    desk.goto(f"/review/uploads/{update}")
+    diff = desk.locator("section", has=desk.get_by_role("heading", name="Record diff"))
+    expect(diff.get_by_role("table", name="Records that change").locator("thead th")).to_have_text(
+        ["Series", "Date", "Change", "Before", "After"]
+    )
+    boxing = diff.locator("table.record-diff tbody tr", has_text="Boxing Day (observed)")
+    expect(boxing.locator("td, th")).to_have_text(
+        [
+            "england-and-wales",
+            "2022-12-26",
+            "revised",
+            "scheduled: Boxing Day",
+            "scheduled: Boxing Day (observed)",
+        ]
+    )
+    moved = diff.locator("table.record-diff tbody tr", has_text="moved to")
+    expect(moved.locator("td, th")).to_have_text(
+        ["scotland", "2022-11-30", "moved", "scheduled: St Andrew’s Day", "moved to 2022-12-01"]
+    )
+    expect(diff.get_by_role("listitem")).to_have_text(
+        "Series northern-ireland removed: 72 records kept"
+    )
+    counts = diff.get_by_role("table", name="Records by series").locator("tbody tr")
+    expect(counts.first.locator("th, td")).to_have_text(["england-and-wales", "1", "1", "0", "1"])
+    info = desk.locator("section", has=desk.get_by_role("heading", name="Review information"))
+    expect(info.locator("dl.facts dt").first).to_have_text("Release notes")
+    expect(info.locator("dl.facts dd").first).to_have_text("en: Northern Ireland leaves.")
+    sources = info.get_by_role("table", name="Why each source may be published")
+    expect(sources.locator("thead th")).to_have_text(
+        ["Source", "Holder", "Terms", "Basis", "Evidence"]
+    )
+    expect(sources.locator("tbody td").nth(2)).to_have_text("open-licence")
+    examples = info.get_by_role("table", name="Example days and what the publisher expects on them")
+    expect(examples.locator("tbody tr").nth(3).locator("th, td")).to_have_text(
+        ["2022-12-26", "england-and-wales", "state: scheduled; title: Boxing Day", ""]
+    )
+    for section in (diff, info):
+        expect(section.locator("pre")).to_have_count(0)
+        assert '{"' not in section.inner_text() and '\\"' not in section.inner_text()
+    shot(desk, "review-update-tables")
+
+    problems = [
+        p
+        for path, name in (
+            (f"/review/uploads/{again}", "review-resubmission-axe"),
+            (f"/review/uploads/{update}", "review-update-axe"),
+        )
+        for p in scan(browsing, session_cookie(rev), path, name)
+    ]
     assert problems == []
     empty_plugin_tables(papi.engine)

@@ -13,18 +13,23 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from datetime import timedelta
+from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
 import httpx
 import pytest
-from sqlalchemy import select
+from sqlalchemy import select, text, update
 from sqlalchemy.orm import Session
 
 from almanac.platform import accounts
+from almanac.platform.contract.pack import check_pack
+from almanac.platform.lifecycle import RunTrigger
 from almanac.platform.mail import MailSettings, SmtpMailer
-from almanac.platform.publishing.models import ReviewInformation
+from almanac.platform.publishing.diff import record_diff
+from almanac.platform.publishing.models import PortalUpload, ReviewInformation
+from almanac.platform.store import plugins as store_plugins
 from almanac.platform.store.tables import plugins, requests
+from almanac.platform.store.write import RunFacts, write_run
 from tests.api.conftest import Api, assert_problem, live_api
 from tests.api.test_host import UK, folder_files, zip_of
 from tests.api.test_mail import Inbox, smtp  # noqa: F401  (fixture)
@@ -38,6 +43,7 @@ from tests.publishing.test_uploads import (  # noqa: F401  (fixture)
     new_org,
     publisher,
     room_checks_done,
+    sqlite_api,
 )
 
 V1 = "/api/v1"
@@ -505,6 +511,68 @@ def test_store_search_by_words_and_category_in_the_readers_language(pub: Publish
     assert_problem(reader.get(f"{STORE}/plugins/nothing-here"), 404, "NOT-FOUND")
 
 
+def store_beside_a_plugin_without_listing(pub: Publisher) -> None:
+    """One plug-in published without listing.json ("optional; required to list in the
+    store") beside one with: it runs for whoever shows it, never shows in the store, and
+    breaks the store for nobody."""
+    rev = reviewer(pub.api, "rev@service.example")
+    unlisted = files_with("bank-holidays-x")
+    del unlisted["listing.json"], unlisted["listing/icon.png"]
+    for files in (files_with("bank-holidays-l"), unlisted):
+        done = publish(pub, approved(pub, rev, files))
+        assert done.status_code == 200, done.text
+    shown = pub.owner.get(listing_url(pub, "bank-holidays-x")).json()
+    assert (shown["state"], shown["in_store"]) == ("listed", False)
+    reader = pub.api.signed_in("reader@example.net")
+    for kept_as in ("SQL NULL", "JSON null, as rows published before the fix keep it"):
+        if kept_as != "SQL NULL":
+            with pub.api.engine.begin() as conn:
+                conn.execute(
+                    text("UPDATE store_listings SET listing = 'null' WHERE plugin_id = :id"),
+                    {"id": "bank-holidays-x"},
+                )
+        for query, expected in (
+            ({}, ["bank-holidays-l"]),
+            ({"q": "bank holidays"}, ["bank-holidays-l"]),
+            ({"category": "holidays"}, ["bank-holidays-l"]),
+            ({"q": "bank", "category": "other"}, []),
+        ):
+            found = reader.get(f"{STORE}/plugins", params=query)
+            assert found.status_code == 200, (kept_as, query, found.text)
+            assert [e["plugin_id"] for e in found.json()] == expected, (kept_as, query)
+        assert reader.get(f"{STORE}/plugins/bank-holidays-l").status_code == 200
+        assert_problem(reader.get(f"{STORE}/plugins/bank-holidays-x"), 404, "NOT-FOUND")
+        assert_problem(reader.get(f"{STORE}/plugins/bank-holidays-x/icon.png"), 404, "NOT-FOUND")
+        assert_problem(
+            reader.post(f"{STORE}/plugins/bank-holidays-x/install"), 409, "STORE-NOT-LISTED"
+        )
+        for page in (
+            "/store",
+            "/store?q=bank",
+            "/store?category=holidays",
+            "/store/bank-holidays-l",
+        ):
+            drawn = reader.get(page)
+            assert drawn.status_code == 200, (kept_as, page, drawn.text)
+            assert "bank-holidays-l" in drawn.text and "bank-holidays-x" not in drawn.text, page
+        assert reader.get("/store/bank-holidays-x").status_code == 404
+
+
+def test_a_plugin_published_without_a_listing_never_shows_and_breaks_nothing(
+    pub: Publisher,
+) -> None:
+    store_beside_a_plugin_without_listing(pub)
+
+
+def test_a_plugin_published_without_a_listing_on_the_embedded_sqlite_default(
+    sqlite_api: Api,  # noqa: F811
+) -> None:
+    owner, org = new_org(sqlite_api, "owner@bank.example", "Bank")
+    pub = Publisher(sqlite_api, owner, org)
+    may_submit(pub)
+    store_beside_a_plugin_without_listing(pub)
+
+
 def test_publishers_read_reports_on_their_plugins_never_who_sent_them(pub: Publisher) -> None:
     rev = reviewer(pub.api, "rev@service.example")
     assert publish(pub, approved(pub, rev, files_with())).status_code == 200
@@ -523,3 +591,227 @@ def test_publishers_read_reports_on_their_plugins_never_who_sent_them(pub: Publi
     assert_problem(
         outsider.get(f"{V1}/portal/organizations/{other}/plugins/{UK}/reports"), 404, "NOT-FOUND"
     )
+
+
+def resubmitted(pub: Publisher, rev: httpx.Client) -> tuple[int, int]:
+    """A first version sent back with changes requested, then fixed and uploaded again under
+    the same number (the one sent back withdrawn first) and submitted: (sent back, again)."""
+    files = files_with("bank-holidays-r")
+    first = in_review(pub, files)
+    sent_back = decide(
+        rev,
+        first,
+        "request-changes",
+        desk(rev, first)["reviewed"],
+        reason="example day 2 is wrong",
+        note="GOV.UK lists 27 December.\nCheck the substitute days.",
+    )
+    assert sent_back.status_code == 200, sent_back.text
+    pub.api.clock.advance(timedelta(hours=2))
+    assert pub.owner.post(f"{pub.uploads}/{first}/withdraw").status_code == 200
+    files["fetch.mjs"] += b"// substitute days fixed\n"
+    review = json.loads(files["review.json"])
+    review["notes"] = "Substitute days checked against GOV.UK."
+    files["review.json"] = json.dumps(review).encode()
+    return first, in_review(pub, files)
+
+
+def test_a_resubmission_shows_the_earlier_decisions_and_the_diff_against_the_one_sent_back(
+    pub: Publisher,
+) -> None:
+    rev = reviewer(pub.api, "rev@service.example")
+    first, again = resubmitted(pub, rev)
+    shown = desk(rev, again)
+    assert shown["decisions"] == []
+    [earlier] = shown["earlier_decisions"]
+    assert {k: earlier[k] for k in ("upload_id", "version", "decision", "reviewer", "reason")} == {
+        "upload_id": first,
+        "version": "1.0.0",
+        "decision": "request-changes",
+        "reviewer": "rev@service.example",
+        "reason": "example day 2 is wrong",
+    }
+    assert earlier["note"] == "GOV.UK lists 27 December.\nCheck the substitute days."
+    assert earlier["decided_at"]
+    back = shown["sent_back"]
+    assert (back["upload_id"], back["version"]) == (first, "1.0.0")
+    assert back["decided_at"] == earlier["decided_at"]
+    files = {f["path"]: f for f in back["files"]}
+    assert files["fetch.mjs"]["change"] == "changed"
+    assert files["fetch.mjs"]["diff"].startswith(f"--- sent-back-{first}/fetch.mjs")
+    assert "+// substitute days fixed" in files["fetch.mjs"]["diff"]
+    assert files["review.json"]["change"] == "changed"
+    assert '+  "notes": "Substitute days checked against GOV.UK."' in files["review.json"]["diff"]
+    assert files["plugin.json"]["change"] == "same" and files["listing/icon.png"]["binary"]
+    # Sent back again, and uploaded as the next number without withdrawing: the desk shows
+    # both decisions, and the diff against the newer upload sent back.
+    again_back = decide(rev, again, "request-changes", shown["reviewed"], reason="one more")
+    assert again_back.status_code == 200, again_back.text
+    newer_files = files_with("bank-holidays-r", version="1.0.1")
+    newer_files["fetch.mjs"] += b"// substitute days fixed\n// and once more\n"
+    newer = in_review(pub, newer_files)
+    shown = desk(rev, newer)
+    assert [(d["upload_id"], d["reason"]) for d in shown["earlier_decisions"]] == [
+        (first, "example day 2 is wrong"),
+        (again, "one more"),
+    ]
+    assert shown["sent_back"]["upload_id"] == again
+    diff = {f["path"]: f for f in shown["sent_back"]["files"]}["fetch.mjs"]["diff"]
+    assert "+// and once more" in diff and "substitute days fixed" not in diff.replace(
+        "// substitute days fixed\n", "", 1
+    )
+    # A first submission has neither.
+    other = desk(rev, in_review(pub, files_with("bank-holidays-s")))
+    assert other["earlier_decisions"] == [] and other["sent_back"] is None
+
+
+def fixture_run(api: Api, plugin_id: str = UK) -> None:
+    """The published version's run on the fixture's day, its batch the fixture's records."""
+    records = [json.loads(line) for line in files_with()["fixtures/records.jsonl"].splitlines()]
+    with api.engine.connect() as conn:
+        status = store_plugins.plugin_status(conn, plugin_id)
+    assert status.approved_version_id is not None and status.approved_digest is not None
+    day = datetime(2022, 11, 4, 12, 0, tzinfo=UTC)
+    write_run(
+        api.engine,
+        plugin_id=plugin_id,
+        version_id=status.approved_version_id,
+        digest=status.approved_digest,
+        manifest=check_pack(zip_of(files_with(), top=UK)).manifest,
+        run=RunFacts(today=day.date(), trigger=RunTrigger.SCHEDULE, started_at=day, now=day),
+        batch=records,
+    )
+
+
+NORTHERN_IRELAND_RECORDS = 72
+"""The example's stored records of the series the update below removes."""
+
+
+def update_in_review(pub: Publisher, rev: httpx.Client) -> int:
+    """Version 1.0.0 published and its fixture records stored; version 1.1.0, which removes
+    the northern-ireland series, in review with the record diff of its run on the fixture's
+    day: Boxing Day 2022 retitled, St Andrew's Day 2022 moved a day, the coronation holiday
+    new, and New Year's Day 2023 left out of England and Wales's window (one miss). The diff
+    is the real one (`record_diff` on the stored records) standing in for the sources check
+    in the locked room, whose diff is tested in test_upload_checks.py."""
+    assert publish(pub, approved(pub, rev, files_with())).status_code == 200
+    fixture_run(pub.api)
+    files = files_with(version="1.1.0", releaseNotes={"en": "Northern Ireland leaves."})
+    manifest = json.loads(files["plugin.json"])
+    manifest["series"] = [s for s in manifest["series"] if s["key"] != "northern-ireland"]
+    files["plugin.json"] = json.dumps(manifest, indent=2).encode()
+    review = json.loads(files["review.json"])
+    review["examples"][3] = {
+        "date": "2022-12-26",
+        "series": "england-and-wales",
+        "expect": {"state": "scheduled", "title": "Boxing Day"},
+    }
+    files["review.json"] = json.dumps(review).encode()
+    batch = []
+    for line in files["fixtures/records.jsonl"].splitlines():
+        record = json.loads(line)
+        if record["series"] == "northern-ireland":
+            continue
+        if record["series"] == "england-and-wales" and record["id"] == "new-years-day-2023":
+            continue
+        if record["series"] == "england-and-wales" and record["id"] == "boxing-day-2022":
+            record["title"] = "Boxing Day (observed)"
+        if record["series"] == "scotland" and record["id"] == "st-andrews-day-2022":
+            record["date"] = "2022-12-01"
+        batch.append(record)
+    batch.append(
+        {
+            "kind": "event",
+            "series": "england-and-wales",
+            "id": "coronation-2023",
+            "date": "2023-05-08",
+            "state": "scheduled",
+            "title": "Bank holiday for the coronation of King Charles III",
+        }
+    )
+    files["fixtures/records.jsonl"] = "".join(json.dumps(r) + "\n" for r in batch).encode()
+    upload_id = ready(pub, files)
+    code = check_pack(zip_of(files, top=UK))
+    with Session(pub.api.engine) as db:
+        found = record_diff(db.connection(), code.manifest, batch, date(2022, 11, 4))
+        assert found is not None
+        db.execute(
+            update(PortalUpload)
+            .where(PortalUpload.id == upload_id)
+            .values(record_diff=found.as_dict())
+        )
+        db.commit()
+    done = pub.owner.post(f"{pub.uploads}/{upload_id}/submit")
+    assert done.status_code == 200, done.text
+    return upload_id
+
+
+def contents_are_objects(diff: dict) -> None:
+    for series in diff["series"].values():
+        for kind in ("new", "revised", "moved", "missing"):
+            for entry in series[f"{kind}_records"]:
+                for key in ("content", "old", "new"):
+                    if key in entry:
+                        assert isinstance(entry[key], dict), (kind, entry)
+
+
+def test_the_record_diff_and_review_information_are_structured_data(pub: Publisher) -> None:
+    rev = reviewer(pub.api, "rev@service.example")
+    upload_id = update_in_review(pub, rev)
+    shown = desk(rev, upload_id)
+    diff = shown["record_diff"]
+    assert diff["today"] == "2022-11-04"
+    assert diff["removed_series"] == [
+        {"series": "northern-ireland", "records": NORTHERN_IRELAND_RECORDS}
+    ]
+    assert set(diff["series"]) == {"england-and-wales", "scotland"}
+    england, scotland = diff["series"]["england-and-wales"], diff["series"]["scotland"]
+    assert (england["new"], england["revised"], england["moved"], england["missing"]) == (
+        1,
+        1,
+        0,
+        1,
+    )
+    [revised] = england["revised_records"]
+    assert revised == {
+        "date": "2022-12-26",
+        "key": "boxing-day-2022",
+        "kind": "event",
+        "old": {"state": "scheduled", "title": "Boxing Day", "value": None},
+        "new": {"state": "scheduled", "title": "Boxing Day (observed)", "value": None},
+    }
+    [new] = england["new_records"]
+    assert new["content"]["title"] == "Bank holiday for the coronation of King Charles III"
+    [missing] = england["missing_records"]
+    assert (missing["key"], missing["misses"], missing["content"]["state"]) == (
+        "new-years-day-2023",
+        1,
+        "scheduled",
+    )
+    [moved] = scotland["moved_records"]
+    assert (moved["date"], moved["to"], moved["content"]["title"]) == (
+        "2022-11-30",
+        "2022-12-01",
+        "St Andrew’s Day",
+    )
+    contents_are_objects(diff)
+    assert isinstance(shown["review"], dict) and shown["review"]["sources"][0]["basis"]
+    # The portal shows the publisher the same diff.
+    assert pub.owner.get(f"{pub.uploads}/{upload_id}").json()["record_diff"] == diff
+    # A diff kept before contents were objects (as JSON text) is answered as objects too.
+    legacy = json.loads(json.dumps(diff))
+    del legacy["removed_series"]
+    for series in legacy["series"].values():
+        for kind in ("new", "revised", "moved", "missing"):
+            for entry in series[f"{kind}_records"]:
+                for key in ("content", "old", "new"):
+                    if key in entry:
+                        entry[key] = json.dumps(entry[key])
+    with Session(pub.api.engine) as db:
+        db.execute(
+            update(PortalUpload).where(PortalUpload.id == upload_id).values(record_diff=legacy)
+        )
+        db.commit()
+    again = desk(rev, upload_id)["record_diff"]
+    contents_are_objects(again)
+    assert again["series"] == diff["series"] and again["removed_series"] == []

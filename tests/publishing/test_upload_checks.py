@@ -395,12 +395,21 @@ def test_the_record_diff_of_an_update_on_the_later_files(
             assert len(series[f"{kind}_records"]) == min(series[kind], 50), (key, kind)
     england = diff["series"]["england-and-wales"]
     revised = england["revised_records"][0]
-    assert set(revised) == {"date", "key", "old", "new"} and revised["old"] != revised["new"]
+    assert set(revised) == {"date", "key", "kind", "old", "new"}
+    assert revised["old"] != revised["new"] and isinstance(revised["new"], dict)
     assert england["moved_records"] == [
-        {"date": "2025-08-18", "key": summer["id"], "to": summer["date"]}
+        {
+            "date": "2025-08-18",
+            "key": summer["id"],
+            "kind": "event",
+            "content": {"state": "scheduled", "title": summer["title"], "value": None},
+            "to": summer["date"],
+        }
     ]
     [missing] = diff["series"]["scotland"]["missing_records"]
     assert missing["key"] == "made-up-holiday-2025" and missing["misses"] == 1
+    assert missing["content"]["title"] == "Made-up holiday"
+    assert diff["removed_series"] == []
     # Nothing was written: the stored records are the fixture's, as before.
     with engine.connect() as conn:
         count = conn.execute(

@@ -138,8 +138,17 @@ def render(
     new_seed = None
     if seed is None:
         seed = new_seed = secrets.token_urlsafe(32)
+    roles: frozenset[StaffRole] = frozenset()
+    if account is not None:
+        roles = getattr(request.state, "staff_roles", frozenset())
     html = TEMPLATE_ENV.get_template(template).render(
-        {**context, "account": account, "csrf_token": _token_of(seed), "path": request.url.path}
+        {
+            **context,
+            "account": account,
+            "is_reviewer": StaffRole.REVIEWER in roles,
+            "csrf_token": _token_of(seed),
+            "path": request.url.path,
+        }
     )
     response = HTMLResponse(html, status_code=status, headers=dict(SECURITY_HEADERS))
     if new_seed is not None:
@@ -176,14 +185,17 @@ def text_field(form: FormData, name: str) -> str:
 
 
 def optional_account(request: Request, db: Db, now: Now) -> Account | None:
-    """The account of a live session cookie, else None (a page then offers sign-in)."""
+    """The account of a live session cookie, else None (a page then offers sign-in). Its staff
+    roles are kept for the request: the header links a reviewer to the desk."""
     cookie = request.cookies.get(SESSION_COOKIE)
     if not cookie:
         return None
     try:
-        return accounts.session_account(db, cookie, now)
+        account = accounts.session_account(db, cookie, now)
     except accounts.NotAuthenticated:
         return None
+    request.state.staff_roles = frozenset(accounts.staff_roles(db, account))
+    return account
 
 
 MaybeAccount = Annotated[Account | None, Depends(optional_account)]

@@ -1,11 +1,10 @@
 """The review desk's pages at /review, for the service's reviewers: the queue with waiting times,
-a version (its file diffs against the published version, findings, warnings, review
-information, attestations, record diff, earlier decisions) and the decision form, over the
-same `desk` functions the `/api/v1/review` routes call."""
+a version (its decisions and those on the plug-in's earlier uploads, for a resubmission its
+file diffs against the upload sent back, its file diffs against the published version,
+findings, warnings, review information and record diff as tables, attestations) and the
+decision form, over the same `desk` functions the `/api/v1/review` routes call."""
 
 from __future__ import annotations
-
-import json
 
 from fastapi import APIRouter, Request
 from fastapi.responses import Response
@@ -16,6 +15,8 @@ from almanac.api.schemas import RowIdPath
 from almanac.api.schemas.review import ReviewDecisionIn
 from almanac.platform.mail import send_all
 from almanac.platform.publishing import desk
+from almanac.platform.publishing.diff import diff_table
+from almanac.platform.publishing.review import review_sheet
 
 router = APIRouter(prefix="/review", include_in_schema=False)
 
@@ -64,12 +65,9 @@ def version(
     context = {
         "title": f"{found.upload.plugin_id} {found.upload.version} · Review",
         "v": found,
-        "review_text": None
-        if found.review is None
-        else json.dumps(found.review, indent=2, ensure_ascii=False),
-        "diff_text": None
-        if found.record_diff is None
-        else json.dumps(found.record_diff, indent=2, ensure_ascii=False),
+        "sheet": review_sheet(found.review),
+        "table": None if found.record_diff is None else diff_table(found.record_diff),
+        "decisions_shown": sorted([*found.earlier_decisions, *found.decisions], key=lambda d: d.id),
         "decisions": DECISIONS,
         "base_url": ctx.settings.base_url,
         "done": "Decision recorded; the publisher was told." if done == "decided" else None,

@@ -16,6 +16,7 @@ from almanac.api.schemas.review import (
     ReviewDecisionOut,
     ReviewedVersionOut,
     ReviewQueueEntryOut,
+    SentBackOut,
 )
 from almanac.platform.mail import send_all
 from almanac.platform.publishing import desk
@@ -27,6 +28,7 @@ def _decision_out(view: desk.DecisionView) -> ReviewDecisionOut:
     return ReviewDecisionOut(
         id=view.id,
         upload_id=view.upload_id,
+        version=view.version,
         decision=view.decision,
         reason=view.reason,
         note=view.note,
@@ -34,6 +36,20 @@ def _decision_out(view: desk.DecisionView) -> ReviewDecisionOut:
         reviewed=view.reviewed,
         decided_at=view.decided_at,
     )
+
+
+def _files_out(files: tuple[desk.FileChange, ...]) -> list[FileChangeOut]:
+    return [
+        FileChangeOut(
+            path=f.path,
+            change=f.change,
+            size=f.size,
+            published_size=f.published_size,
+            binary=f.binary,
+            diff=f.diff,
+        )
+        for f in files
+    ]
 
 
 @router.get("/queue", response_model=list[ReviewQueueEntryOut])
@@ -59,7 +75,8 @@ def reviewed_version(
     upload_id: RowIdPath, account: CurrentAccount, ctx: Context, db: Db
 ) -> ReviewedVersionOut:
     """A submitted version as the desk shows it; its `reviewed` digest goes back with the
-    decision."""
+    decision. A resubmission shows the decisions on the plug-in's earlier uploads and the
+    diff against the one sent back."""
     found = desk.reviewed_version(db, account, upload_id)
     base_url = ctx.settings.base_url
     return ReviewedVersionOut(
@@ -70,23 +87,22 @@ def reviewed_version(
         reviewed=found.reviewed,
         publish_on_approval=found.publish_on_approval,
         published_version=found.published_version,
-        files=[
-            FileChangeOut(
-                path=f.path,
-                change=f.change,
-                size=f.size,
-                published_size=f.published_size,
-                binary=f.binary,
-                diff=f.diff,
-            )
-            for f in found.files
-        ],
+        files=_files_out(found.files),
         findings=findings(found.findings, base_url),
         warnings=findings(found.warnings, base_url),
         review=found.review,
         attestations=[attestation_out(a) for a in found.attestations],
         record_diff=None if found.record_diff is None else dict(found.record_diff),
         decisions=[_decision_out(d) for d in found.decisions],
+        earlier_decisions=[_decision_out(d) for d in found.earlier_decisions],
+        sent_back=None
+        if found.sent_back is None
+        else SentBackOut(
+            upload_id=found.sent_back.upload_id,
+            version=found.sent_back.version,
+            decided_at=found.sent_back.decided_at,
+            files=_files_out(found.sent_back.files),
+        ),
     )
 
 

@@ -185,8 +185,9 @@ class UploadOut(BaseModel):
     record_diff: dict[str, Any] | None = Field(
         description="for an update, what its run on today's real downloads would change in the "
         "stored records, per series: counts and the first new, revised (old and new content), "
-        "moved and missing records (those a snapshot window would count missing); nothing is "
-        "written"
+        "moved and missing records (those a snapshot window would count missing), each content "
+        "an object; and `removed_series`, each series the version no longer declares with the "
+        "`records` kept of it; nothing is written"
     )
 
 

@@ -33,7 +33,10 @@ class FileChangeOut(BaseModel):
     path: str
     change: str = Field(description="added, removed, changed or same")
     size: int | None
-    published_size: int | None
+    published_size: int | None = Field(
+        description="its size in what it is compared with: the published version, or the "
+        "upload sent back"
+    )
     binary: bool
     diff: str | None = Field(description="unified diff of a changed text file")
 
@@ -43,12 +46,26 @@ class ReviewDecisionOut(BaseModel):
 
     id: int
     upload_id: int
+    version: str = Field(description="the version of the upload decided")
     decision: Verdict
     reason: str
     note: str
     reviewer: str
     reviewed: str = Field(description="the reviewed-content digest the decision names")
     decided_at: datetime
+
+
+class SentBackOut(BaseModel):
+    """The plug-in's upload a reviewer sent back with changes requested before this one, and
+    each file of this one against it."""
+
+    upload_id: int
+    version: str
+    decided_at: datetime = Field(description="when the changes were requested")
+    files: list[FileChangeOut] = Field(
+        description="the reviewed files (review.json being the review information in force, "
+        "laid out alike on both sides) against the upload sent back"
+    )
 
 
 class ReviewedVersionOut(BaseModel):
@@ -69,8 +86,23 @@ class ReviewedVersionOut(BaseModel):
     warnings: list[FindingOut]
     review: Any = Field(description="the review information (review.json's object)")
     attestations: list[AttestationOut]
-    record_diff: dict[str, Any] | None
-    decisions: list[ReviewDecisionOut]
+    record_diff: dict[str, Any] | None = Field(
+        description="for an update, what its run on today's real downloads would change in the "
+        "stored records: `today`; per series in `series` the counts `new`, `revised`, `moved`, "
+        "`missing` and the first records of each (`date`, `key`, `kind`, and the record's "
+        "content as an object: `content`, or `old` and `new`; `to` for a move, `misses` for a "
+        "missing one); `removed_series`, each series the version no longer declares with the "
+        "`records` kept of it"
+    )
+    decisions: list[ReviewDecisionOut] = Field(description="the decisions on this upload")
+    earlier_decisions: list[ReviewDecisionOut] = Field(
+        description="the decisions on the plug-in's uploads before this one, since its "
+        "published version, oldest first"
+    )
+    sent_back: SentBackOut | None = Field(
+        description="for a resubmission, the newest earlier upload sent back with changes "
+        "requested, and the file diff against it"
+    )
 
 
 class ReviewDecisionIn(BaseModel):

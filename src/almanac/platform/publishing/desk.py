@@ -1,6 +1,8 @@
 """The review desk ("Version in the portal", in review): the queue of versions in review, what a
 reviewer reads of one (its files and their diffs against the published version, findings,
-warnings, review information, attestations, the record diff) and the reviewer's decision."""
+warnings, review information, attestations, the record diff, the decisions on it and on the
+plug-in's earlier uploads since its published version, and for a resubmission the diff against
+the upload sent back) and the reviewer's decision."""
 
 from __future__ import annotations
 
@@ -28,6 +30,7 @@ from almanac.platform.accounts.staff import has_staff_role
 from almanac.platform.contract.pack import read_pack
 from almanac.platform.contract.problems import Problem
 from almanac.platform.mail import MailMessage
+from almanac.platform.publishing.diff import structured
 from almanac.platform.publishing.domains import current_domain
 from almanac.platform.publishing.gate import is_update, review_document, reviewed_digest
 from almanac.platform.publishing.models import (
@@ -39,6 +42,7 @@ from almanac.platform.publishing.models import (
 )
 from almanac.platform.publishing.notices import tell_managers
 from almanac.platform.publishing.publication import publish_approved
+from almanac.platform.publishing.review import REVIEW_FILE
 from almanac.platform.publishing.submission import AttestationMade, attestations_of
 from almanac.platform.publishing.uploads import UploadView, upload_view
 from almanac.platform.store.tables import blobs, plugins, version_files, versions
@@ -91,10 +95,12 @@ class FileChange:
 
 @dataclass(frozen=True, slots=True)
 class DecisionView:
-    """A reviewer's decision with its reason and note, and the reviewed content it names."""
+    """A reviewer's decision with its reason and note, the reviewed content it names, and the
+    version of the upload decided."""
 
     id: int
     upload_id: int
+    version: str
     decision: Verdict
     reason: str
     note: str
@@ -104,8 +110,23 @@ class DecisionView:
 
 
 @dataclass(frozen=True, slots=True)
+class SentBack:
+    """The upload of the same plug-in a reviewer sent back with changes requested before this
+    one was submitted, and each file of this one against it (`files`: the reviewed files,
+    review.json being the review information in force on each side)."""
+
+    upload_id: int
+    version: str
+    decided_at: datetime
+    files: tuple[FileChange, ...]
+
+
+@dataclass(frozen=True, slots=True)
 class ReviewedVersion:
-    """What the desk shows of one version; `reviewed` is the digest a decision names."""
+    """What the desk shows of one version; `reviewed` is the digest a decision names.
+    `decisions` are this upload's; `earlier_decisions` those on the plug-in's uploads before
+    it, since its published version; `sent_back` the newest of those sent back with changes
+    requested, with the file diff against it."""
 
     upload: UploadView
     organization: str
@@ -121,6 +142,8 @@ class ReviewedVersion:
     attestations: tuple[AttestationMade, ...]
     record_diff: Mapping[str, Any] | None
     decisions: tuple[DecisionView, ...]
+    earlier_decisions: tuple[DecisionView, ...] = ()
+    sent_back: SentBack | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -196,9 +219,12 @@ def _text(content: bytes) -> str | None:
         return None
 
 
-def file_changes(files: Mapping[str, bytes], published: Mapping[str, bytes]) -> list[FileChange]:
-    """Each file of the version against the published one, by path: a unified diff for a
-    changed text file (at most DIFF_LINES_MAX lines), sizes for a binary one."""
+def file_changes(
+    files: Mapping[str, bytes], published: Mapping[str, bytes], against: str = "published"
+) -> list[FileChange]:
+    """Each file of the version against the published one (or another upload, `against`
+    naming it in the diff's headers), by path: a unified diff for a changed text file (at most
+    DIFF_LINES_MAX lines), sizes for a binary one."""
     changes = []
     for path in sorted(set(files) | set(published)):
         now_bytes, then_bytes = files.get(path), published.get(path)
@@ -221,7 +247,7 @@ def file_changes(files: Mapping[str, bytes], published: Mapping[str, bytes]) -> 
                 difflib.unified_diff(
                     (old_text or "").splitlines(keepends=True),
                     (new_text or "").splitlines(keepends=True),
-                    fromfile=f"published/{path}" if then_bytes is not None else "/dev/null",
+                    fromfile=f"{against}/{path}" if then_bytes is not None else "/dev/null",
                     tofile=f"version/{path}" if now_bytes is not None else "/dev/null",
                 )
             )
@@ -242,10 +268,11 @@ def file_changes(files: Mapping[str, bytes], published: Mapping[str, bytes]) -> 
     return changes
 
 
-def _decision_view(row: ReviewDecision) -> DecisionView:
+def _decision_view(row: ReviewDecision, version: str) -> DecisionView:
     return DecisionView(
         id=row.id,
         upload_id=row.upload_id,
+        version=version,
         decision=Verdict(row.decision),
         reason=row.reason,
         note=row.note,
@@ -257,12 +284,67 @@ def _decision_view(row: ReviewDecision) -> DecisionView:
 
 def decisions_of(db: Session, upload_id: int) -> list[DecisionView]:
     """The decisions on an upload, oldest first."""
-    rows = db.scalars(
-        select(ReviewDecision)
-        .where(ReviewDecision.upload_id == upload_id)
+    return _decisions(db, [upload_id])
+
+
+def _decisions(db: Session, upload_ids: list[int]) -> list[DecisionView]:
+    rows = db.execute(
+        select(ReviewDecision, PortalUpload.version)
+        .join(PortalUpload, PortalUpload.id == ReviewDecision.upload_id)
+        .where(ReviewDecision.upload_id.in_(upload_ids))
         .order_by(ReviewDecision.id)
+    ).all()
+    return [_decision_view(row, version) for row, version in rows]
+
+
+def _earlier_uploads(db: Session, row: PortalUpload) -> list[int]:
+    """The plug-in's uploads before this one and after its published one, oldest first: the
+    tries at the version now in review (the same number again, or another)."""
+    query = select(PortalUpload.id).where(
+        PortalUpload.plugin_id == row.plugin_id, PortalUpload.id < row.id
     )
-    return [_decision_view(row) for row in rows]
+    listing = db.get(StoreListing, row.plugin_id)
+    if listing is not None:
+        query = query.where(PortalUpload.id > listing.upload_id)
+    return list(db.scalars(query.order_by(PortalUpload.id)))
+
+
+def _reviewed_files(db: Session, row: PortalUpload) -> dict[str, bytes]:
+    """The files a reviewer reviewed of an upload: its pack, review.json being the review
+    information in force, laid out alike on every upload so that only its content differs."""
+    files = dict(read_pack(row.archive).files)
+    review = review_document(db, row)
+    if review is not None:
+        try:
+            doc = json.loads(review)
+        except (ValueError, UnicodeDecodeError):
+            files[REVIEW_FILE] = review
+        else:
+            files[REVIEW_FILE] = (json.dumps(doc, indent=2, ensure_ascii=False) + "\n").encode()
+    return files
+
+
+def _sent_back(db: Session, row: PortalUpload, earlier: list[DecisionView]) -> SentBack | None:
+    """The newest earlier upload whose last decision requested changes, and this upload's
+    reviewed files against its own."""
+    last: dict[int, DecisionView] = {d.upload_id: d for d in earlier}
+    for upload_id in sorted(last, reverse=True):
+        decision = last[upload_id]
+        if decision.decision is not Verdict.REQUEST_CHANGES:
+            continue
+        then = db.get(PortalUpload, upload_id)
+        assert then is not None
+        return SentBack(
+            upload_id=upload_id,
+            version=then.version,
+            decided_at=decision.decided_at,
+            files=tuple(
+                file_changes(
+                    _reviewed_files(db, row), _reviewed_files(db, then), f"sent-back-{upload_id}"
+                )
+            ),
+        )
+    return None
 
 
 def _upload(db: Session, upload_id: int) -> PortalUpload:
@@ -287,6 +369,7 @@ def reviewed_version(db: Session, reviewer: Account, upload_id: int) -> Reviewed
         review = None
     domain = current_domain(db, row.organization_id)
     found = [p for c in view.checks for p in c.findings]
+    earlier = _decisions(db, _earlier_uploads(db, row))
     return ReviewedVersion(
         upload=view,
         organization=organization.name,
@@ -300,8 +383,10 @@ def reviewed_version(db: Session, reviewer: Account, upload_id: int) -> Reviewed
         warnings=tuple(p for p in found if p.severity == "warning"),
         review=review,
         attestations=tuple(attestations_of(db, row.id)),
-        record_diff=row.record_diff,
+        record_diff=structured(row.record_diff),
         decisions=tuple(decisions_of(db, row.id)),
+        earlier_decisions=tuple(earlier),
+        sent_back=_sent_back(db, row, earlier),
     )
 
 
@@ -403,4 +488,4 @@ def decide(
         now=now,
     )
     log.info("upload %s %s by reviewer %s", row.id, verdict.value, reviewer.email)
-    return Decided(_decision_view(decision), upload_view(db, row), tuple(mails))
+    return Decided(_decision_view(decision, row.version), upload_view(db, row), tuple(mails))

@@ -9,7 +9,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
 
-from sqlalchemy import ColumnElement, and_, select
+from sqlalchemy import ColumnElement, Text, and_, cast, select
 from sqlalchemy.orm import Session
 
 from almanac.platform.accounts.errors import Conflict, InvalidInput, NotFound
@@ -77,10 +77,13 @@ class ListingView:
 
 
 def in_store_clause() -> ColumnElement[bool]:
-    """SQL of `ListingView.in_store` over `store_listings` joined to `plugins`."""
+    """SQL of `ListingView.in_store` over `store_listings` joined to `plugins`. A plug-in
+    published without listing.json ("optional; required to list in the store") is never in
+    it: its listing is SQL NULL, or JSON null in rows written before that was so."""
     return and_(
         StoreListing.listed.is_(True),
         StoreListing.listing.is_not(None),
+        cast(StoreListing.listing, Text) != "null",
         StoreListing.retired_at.is_(None),
         plugins.c.shelved.is_(False),
         plugins.c.taken_down.is_(False),

@@ -382,7 +382,8 @@ class StoreListing(Base):
     plugin_id: Mapped[str] = mapped_column(ForeignKey("plugins.id"), primary_key=True)
     organization_id: Mapped[int] = mapped_column(ForeignKey("organizations.id"))
     upload_id: Mapped[int] = mapped_column(ForeignKey("portal_uploads.id"))
-    listing: Mapped[dict[str, Any] | None] = mapped_column(JSON)
+    listing: Mapped[dict[str, Any] | None] = mapped_column(JSON(none_as_null=True))
+    """listing.json's object; SQL NULL for a plug-in published without one."""
     icon: Mapped[bytes | None] = mapped_column(LargeBinary)
     category: Mapped[str | None] = mapped_column(String(32))
     listed: Mapped[bool] = mapped_column(Boolean)

@@ -52,12 +52,13 @@ def _approval(db: Session, upload: PortalUpload) -> ReviewDecision:
 
 
 def publish_approved(db: Session, upload: PortalUpload, by: str, now: datetime) -> None:
-    """Publish an approved upload, by a person or automatically (`by` says who). Refused when
-    its content is not exactly what the reviewer approved (REVIEW-CONTENT-CHANGED), and when
-    the plug-in is retired, taken down or removed at the host (STATE-CONFLICT). The code is
-    registered and approved by the digest the reviewer approved in the same transaction: the
-    reviewer's approval of that digest is the person's approval of "What the service does" 4,
-    so the run starts at once and readers move to it with that run."""
+    """Publish an approved upload, by a person or automatically (`by` says who: the publisher,
+    and its agent). Refused when its content is not exactly what the reviewer approved
+    (REVIEW-CONTENT-CHANGED), and when the plug-in is retired, taken down or removed at the
+    host (STATE-CONFLICT). The code is registered (by `by`) and approved by the digest the
+    reviewer approved in the same transaction: the reviewer's approval of that digest is the
+    person's approval of "What the service does" 4, kept in the host's history as the
+    reviewer's, so the run starts at once and readers move to it with that run."""
     decision = _approval(db, upload)
     if decision.reviewed != reviewed_digest(db, upload):
         raise Conflict(
@@ -90,7 +91,11 @@ def publish_approved(db: Session, upload: PortalUpload, by: str, now: datetime) 
     )
     status = store.plugin_status(conn, upload.plugin_id)
     if status.approved_version_id != registered.version_id:
-        store.approve(conn, upload.plugin_id, digest_shown=code.digest, by=by, now=now)
+        # The person who approved this code is the reviewer: the host's history says so, and
+        # the publisher (`by`) is named on the registration and the publish move.
+        store.approve(
+            conn, upload.plugin_id, digest_shown=code.digest, by=decision.reviewer, now=now
+        )
     for earlier in db.scalars(
         select(PortalUpload).where(
             PortalUpload.plugin_id == upload.plugin_id,

@@ -1,12 +1,14 @@
 """review.json ("Review information"): its shape (PLG-REVIEW-INVALID) and its example days in
 what the fixtures produce (PLG-REVIEW-EXAMPLE), judged alike by the server and the tool's
-`check` (tests/conformance/reviews/). Paths are JSON paths inside review.json."""
+`check` (tests/conformance/reviews/), and the labelled fields the review desk shows of it.
+Paths are JSON paths inside review.json."""
 
 from __future__ import annotations
 
 import json
 import re
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from datetime import date
 from typing import Any
 
@@ -264,3 +266,118 @@ def review_example_problems(review: Any, records: Sequence[Mapping[str, Any]]) -
             )
         )
     return problems
+
+
+@dataclass(frozen=True, slots=True)
+class SourceBasis:
+    """One `sources` entry of the review information: why the service may publish a source."""
+
+    source: str
+    holder: str
+    terms: str
+    basis: str
+    evidence: str
+
+
+@dataclass(frozen=True, slots=True)
+class ExampleShown:
+    """One example day: the day, the series and what the publisher expects on it, in words."""
+
+    date: str
+    series: str
+    expected: str
+    note: str
+
+
+@dataclass(frozen=True, slots=True)
+class NegativeShown:
+    """One case that must fail: its kind, where (`detail`, in words) and why."""
+
+    kind: str
+    detail: str
+    why: str
+
+
+@dataclass(frozen=True, slots=True)
+class ReviewSheet:
+    """The review information as labelled fields a reviewer reads, never as JSON: release
+    notes by language, notes, the sources' basis, the example days and the negative cases;
+    `other` holds, as text, any part not of review.json's shape."""
+
+    release_notes: tuple[tuple[str, str], ...]
+    notes: str
+    sources: tuple[SourceBasis, ...]
+    examples: tuple[ExampleShown, ...]
+    negatives: tuple[NegativeShown, ...]
+    other: tuple[tuple[str, str], ...]
+
+
+def _said(value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value
+    return json.dumps(value, ensure_ascii=False, sort_keys=True)
+
+
+def _entries(value: Any) -> list[Mapping[str, Any]] | None:
+    if isinstance(value, list) and all(isinstance(v, Mapping) for v in value):
+        return list(value)
+    return None
+
+
+def review_sheet(doc: Any) -> ReviewSheet | None:
+    """Review information (review.json's object) as the labelled fields of `ReviewSheet`;
+    None when there is none."""
+    if doc is None:
+        return None
+    if not isinstance(doc, Mapping):
+        return ReviewSheet((), "", (), (), (), (("review information", _said(doc)),))
+    other: list[tuple[str, str]] = [(k, _said(v)) for k, v in doc.items() if k not in REVIEW_KEYS]
+    notes_by_language = doc.get("releaseNotes")
+    release_notes: tuple[tuple[str, str], ...] = ()
+    if isinstance(notes_by_language, Mapping):
+        release_notes = tuple((str(k), _said(v)) for k, v in notes_by_language.items())
+    elif notes_by_language is not None:
+        other.append(("releaseNotes", _said(notes_by_language)))
+    parts: dict[str, list[Mapping[str, Any]]] = {}
+    for key in ("sources", "examples", "negatives"):
+        found = _entries(doc.get(key, []))
+        if found is None:
+            other.append((key, _said(doc[key])))
+        parts[key] = found or []
+    sources = tuple(
+        SourceBasis(*(_said(entry.get(name)) for name in SOURCE_KEYS)) for entry in parts["sources"]
+    )
+    examples = []
+    for example in parts["examples"]:
+        expect = example.get("expect")
+        expected = (
+            "; ".join(f"{k}: {_said(v)}" for k, v in expect.items())
+            if isinstance(expect, Mapping)
+            else _said(expect)
+        )
+        examples.append(
+            ExampleShown(
+                _said(example.get("date")),
+                _said(example.get("series")),
+                expected,
+                _said(example.get("note")),
+            )
+        )
+    negatives = tuple(
+        NegativeShown(
+            _said(negative.get("kind")),
+            ", ".join(f"{k} {_said(v)}" for k, v in negative.items() if k not in ("kind", "why")),
+            _said(negative.get("why")),
+        )
+        for negative in parts["negatives"]
+    )
+    return ReviewSheet(
+        release_notes=release_notes,
+        notes=_said(doc.get("notes")),
+        sources=sources,
+        examples=tuple(examples),
+        negatives=negatives,
+        other=tuple(other),
+    )

@@ -21,6 +21,7 @@ from almanac.platform.contract.pack import CodeRefused, PluginCode, check_code, 
 from almanac.platform.contract.problems import Problem
 from almanac.platform.hosting import update_findings
 from almanac.platform.publishing.checks import queue_room_checks, sent_review
+from almanac.platform.publishing.diff import structured
 from almanac.platform.publishing.domains import current_domain
 from almanac.platform.publishing.ids import bind_on_upload
 from almanac.platform.publishing.imports import import_problems
@@ -161,7 +162,7 @@ def _view(db: Session, row: PortalUpload) -> UploadView:
         withdrawn_by=row.withdrawn_by,
         withdrawn_at=row.withdrawn_at,
         checks=tuple(_check_view(c) for c in checks),
-        record_diff=row.record_diff,
+        record_diff=structured(row.record_diff),
         submitted_by=row.submitted_by,
         submitted_at=row.submitted_at,
         agreement_version=row.agreement_version,
