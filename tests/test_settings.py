@@ -22,6 +22,8 @@ from almanac.settings import SettingsError, load_settings
         ("ALMANAC_RUN_SLOTS", "-1"),
         ("ALMANAC_API_WORKERS", "0"),
         ("ALMANAC_DNS_SERVERS", "nonsense"),
+        ("ALMANAC_NETWORK_PROBE", "http://www.example.org/"),
+        ("ALMANAC_NETWORK_PROBE", "www.example.org"),
     ],
 )
 def test_a_value_the_service_cannot_use_names_its_variable(name: str, value: str) -> None:
@@ -33,6 +35,9 @@ def test_the_defaults_and_whole_numbers_are_taken() -> None:
     settings = load_settings({"ALMANAC_PORT": " 8100", "ALMANAC_RUN_SLOTS": "0"})
     assert (settings.api_port, settings.dagster_port, settings.run_slots) == (8100, 3000, 0)
     assert settings.api_workers == 1
+    assert settings.network_probe is None
+    probe = load_settings({"ALMANAC_NETWORK_PROBE": "https://www.example.org/"}).network_probe
+    assert probe == "https://www.example.org/"
 
 
 def test_almanac_up_refuses_a_bad_setting_before_making_anything(tmp_path: Path) -> None:

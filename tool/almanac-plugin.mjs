@@ -135,6 +135,7 @@ export const CATALOG = [
   {"code":"PLG-QUOTA-UPLOADS","severity":"error","area":"upload","title":"Over 20 uploads a day","fix":"Wait until tomorrow to upload again.","retired":false},
   {"code":"PLG-QUOTA-CHECKING","severity":"error","area":"upload","title":"Three versions are being checked","fix":"Wait until the checks of a version reach their final state, or withdraw one, then upload or re-run again.","retired":false},
   {"code":"PLG-CHECK-DEADLINE","severity":"error","area":"upload","title":"A check outlived its deadline","fix":"Re-run the checks; if they time out again, make the fetcher finish well within its time limit.","retired":false},
+  {"code":"CHECK-NETWORK-UNAVAILABLE","severity":"warning","area":"upload","title":"The service could not reach the network","fix":"Nothing to do: the service runs the check again by itself once it reaches the network.","retired":false},
   {"code":"PLG-SOURCE-DOWNLOAD","severity":"error","area":"upload","title":"A real source could not be downloaded","fix":"Make sure each source URL answers over https from a public address within 60 seconds and within maxBytes.","retired":false},
   {"code":"PLG-ZIP-TOO-LARGE","severity":"error","area":"zip","title":"The archive is too large","fix":"Keep the archive at most 8 MiB.","retired":false},
   {"code":"PLG-ZIP-NOT-ZIP","severity":"error","area":"zip","title":"Not a ZIP archive","fix":"Upload the ZIP written by the tool's pack command.","retired":false},

@@ -12,6 +12,8 @@ from almanac.sandbox.cli import add_room_commands
 from almanac.settings import SettingsError
 
 Command = Callable[[argparse.Namespace], int]
+OUTBOX_MOST = 1000
+"""The most messages `almanac mail outbox` lists at once (the outbox's own bound)."""
 
 
 def _up(args: argparse.Namespace) -> int:
@@ -62,6 +64,54 @@ def _backfill(args: argparse.Namespace) -> int:
     return 0
 
 
+def _mail_outbox(args: argparse.Namespace) -> int:
+    """`almanac mail outbox`: the newest messages of the store's outbox (mail kept while no
+    SMTP server is set), whatever the store: time, recipient, subject and links."""
+    import os
+
+    from sqlalchemy.exc import SQLAlchemyError
+    from sqlalchemy.orm import Session
+
+    from almanac.platform.accounts.commands import (
+        database_cause,
+        missing_sqlite_file,
+        no_store_yet,
+        store_name,
+    )
+    from almanac.platform.mail import outbox, outbox_entry
+    from almanac.platform.store.engine import make_engine
+    from almanac.settings import load_settings
+
+    url = load_settings().database_url
+    missing = missing_sqlite_file(url)
+    if missing is not None:
+        print(f"almanac: {no_store_yet(missing, os.environ)}", file=sys.stderr)
+        return 1
+    engine = make_engine(url)
+    try:
+        with Session(engine) as db:
+            entries = [outbox_entry(message) for message in outbox(db, args.limit)]
+    except SQLAlchemyError as exc:
+        where = store_name(url, os.environ)
+        print(
+            f"almanac: could not use the store at {where}: {database_cause(exc)}", file=sys.stderr
+        )
+        return 1
+    finally:
+        engine.dispose()
+    if not entries:
+        print(f"The outbox of {store_name(url, os.environ)} is empty.")
+    for entry in entries:
+        print(entry)
+    return 0
+
+
+def _limit(text: str) -> int:
+    if not text.strip().isdigit() or not 1 <= int(text) <= OUTBOX_MOST:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number from 1 to {OUTBOX_MOST}")
+    return int(text)
+
+
 def _day(text: str) -> date:
     try:
         return date.fromisoformat(text)
@@ -105,6 +155,20 @@ def build_parser() -> argparse.ArgumentParser:
     backfill.set_defaults(handler=_backfill)
     add_room_commands(commands)
     add_staff_commands(commands)
+    mail = commands.add_parser("mail", help="the mail kept while no SMTP server is set")
+    mail_moves = mail.add_subparsers(dest="mail_command", required=True, metavar="<move>")
+    listing = mail_moves.add_parser(
+        "outbox",
+        help="the newest messages of the store's outbox (ALMANAC_DATABASE_URL, else the "
+        "embedded default), with recipient, subject, time and links",
+    )
+    listing.add_argument(
+        "--limit",
+        type=_limit,
+        default=20,
+        help=f"how many, newest first (20; at most {OUTBOX_MOST})",
+    )
+    listing.set_defaults(handler=_mail_outbox)
     return parser
 
 

@@ -180,10 +180,11 @@ def build_definitions(
     )
     checks = upload_check_definitions(
         engine,
-        check_sources or default_sources(settings.base_url),
+        check_sources or default_sources(settings.base_url, settings.network_probe),
         mailer or environment_mailer,
         check_room or locked_room_run,
         clock,
+        settings.base_url,
     )
     alerts = (
         plugin_check_definitions(

@@ -7,6 +7,7 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from urllib.parse import urlsplit
 
 
 @dataclass(frozen=True, slots=True)
@@ -29,6 +30,10 @@ class Settings:
     device_poll_interval: int = 5
     """Seconds an agent's `login` waits between polls of the device grant (RFC 8628
     `interval`; `slow_down` adds 5 to a code's own)."""
+    network_probe: str | None = None
+    """An https URL that always answers (`ALMANAC_NETWORK_PROBE`): when the upload checks find
+    no host reachable, it tells the service's own network from the publisher's URLs, and its
+    answer lets the checks that could not run run again. None: the failures alone decide."""
 
     @property
     def dagster_home(self) -> Path:
@@ -68,6 +73,26 @@ class SettingsError(ValueError):
     """A setting of the environment the service cannot use; the message names the variable."""
 
 
+def parse_network_probe(text: str) -> str | None:
+    """`ALMANAC_NETWORK_PROBE`: an https URL with a host name (the downloader refuses anything
+    else); empty: no probe."""
+    text = text.strip()
+    if not text:
+        return None
+    try:
+        parts = urlsplit(text)
+        host = parts.hostname
+    except ValueError:
+        host = None
+        parts = None
+    if parts is None or parts.scheme != "https" or not host or parts.username or parts.password:
+        raise SettingsError(
+            f"ALMANAC_NETWORK_PROBE: {text!r} is not an https URL with a host name (such as "
+            "https://www.example.org/), or leave it unset"
+        )
+    return text
+
+
 def _whole(env: Mapping[str, str], name: str, default: str) -> int:
     """The whole number in the environment variable `name` (`default` when unset)."""
     text = env.get(name, default)
@@ -85,9 +110,9 @@ def parse_api_workers(text: str) -> int:
 
 def load_settings(environ: dict[str, str] | None = None) -> Settings:
     """Settings from `ALMANAC_HOME`, `ALMANAC_PORT`, `ALMANAC_DAGSTER_PORT`,
-    `ALMANAC_DATABASE_URL`, `ALMANAC_BASE_URL`, `ALMANAC_RUN_SLOTS`, `ALMANAC_API_WORKERS`
-    and `ALMANAC_DNS_SERVERS`, with the embedded defaults; SettingsError names a value it
-    cannot use."""
+    `ALMANAC_DATABASE_URL`, `ALMANAC_BASE_URL`, `ALMANAC_RUN_SLOTS`, `ALMANAC_API_WORKERS`,
+    `ALMANAC_DNS_SERVERS` and `ALMANAC_NETWORK_PROBE`, with the embedded defaults;
+    SettingsError names a value it cannot use."""
     env = os.environ if environ is None else environ
     home = Path(env.get("ALMANAC_HOME") or Path.home() / ".almanac").resolve()
     api_port = _whole(env, "ALMANAC_PORT", "8000")
@@ -100,4 +125,5 @@ def load_settings(environ: dict[str, str] | None = None) -> Settings:
         run_slots=_whole(env, "ALMANAC_RUN_SLOTS", "1"),
         api_workers=parse_api_workers(env.get("ALMANAC_API_WORKERS", "1")),
         dns_servers=parse_dns_servers(env.get("ALMANAC_DNS_SERVERS", "")),
+        network_probe=parse_network_probe(env.get("ALMANAC_NETWORK_PROBE", "")),
     )

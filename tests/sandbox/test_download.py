@@ -22,6 +22,7 @@ from pathlib import Path
 import pytest
 import trustme
 
+from almanac.platform.publishing.network import HostFailure
 from almanac.sandbox.download import (
     MAX_BYTES,
     REASON_LIMIT,
@@ -590,6 +591,35 @@ def test_an_unknown_ca_is_not_trusted(server: TLSServer, ca: trustme.CA, tmp_pat
     )
     error = refused(d, tmp_path, Source("rates", f"https://{RATES}/x"))
     assert "CERTIFICATE_VERIFY_FAILED" in error.reason
+
+
+def test_each_failure_says_whether_anything_on_the_network_answered(
+    server: TLSServer, ca: trustme.CA, tmp_path: Path
+) -> None:
+    # The upload checks tell the service's own network from a publisher's URL by this
+    # (almanac.platform.publishing.network); the namespace test adds no name server and no route.
+    server.routes["/missing"] = status(404)
+    server.routes["/x"] = body(b"x")
+    server.routes["/silent"] = lambda handler: time.sleep(3)
+    d = downloader(
+        server,
+        ca,
+        resolver=resolver_for(private_example_org=["10.0.0.1"], down_example_org=[PUBLIC2]),
+        dialer=LoopbackDialer({PUBLIC: server.port}),
+        deadline=1.0,
+    )
+    cases = {
+        f"https://{RATES}/missing": HostFailure.ANSWERED,  # an HTTP status
+        f"https://{WRONG}/x": HostFailure.ANSWERED,  # a TLS handshake, refused
+        f"https://{RATES}/silent": HostFailure.ANSWERED,  # connected, then too slow
+        "https://private.example.org/x": HostFailure.ANSWERED,  # the address rule refused it
+        "http://plain.example.org/x": HostFailure.ANSWERED,  # the https rule
+        "https://nowhere.example.org/x": HostFailure.NO_SUCH_HOST,  # the table's NXDOMAIN
+        "https://down.example.org/x": HostFailure.REFUSED,  # nothing listens for it
+    }
+    for url, failure in cases.items():
+        error = refused(d, tmp_path, Source("s", url))
+        assert error.failure is failure, (url, error.reason)
 
 
 def test_verification_and_the_60_second_ceiling_cannot_be_turned_off() -> None:

@@ -303,4 +303,12 @@ def test_a_plugin_approved_over_http_is_an_asset_runs_and_backfills(
         out = up.stop()
         for plugin_id in EXAMPLES:
             assert f"approved at first start: {plugin_id} sha256:" in out
+        # No SMTP server: the API workers printed each verification mail on the console, on
+        # PostgreSQL as on the embedded default (issue 30).
+        for email in (EMAIL, "reader@example.org"):
+            note = f"mail to {email} (kept in the outbox, no SMTP server set): Verify"
+            assert note in out, out[-5000:]
+            assert re.search(
+                rf"{re.escape(note)}[^\n]*\n  {re.escape(up.api)}/api/v1/auth/verify", out
+            )
         assert [pid for pid in started if alive(pid)] == [], "Ctrl-C left processes running"

@@ -30,6 +30,7 @@ every layer ends exactly (a gzip body may hold several members).
 from __future__ import annotations
 
 import contextlib
+import errno
 import hashlib
 import http.cookiejar
 import os
@@ -50,6 +51,7 @@ from typing import Any, Protocol
 import httpcore
 import httpx
 
+from almanac.platform.publishing.network import HostFailure
 from almanac.sandbox.addresses import AddressRefused, IPAddress, check_resolved, parse_address
 from almanac.sandbox.resolver import ResolveError, Resolver, SystemResolver
 
@@ -104,11 +106,16 @@ class Downloads:
 
 
 class DownloadError(Exception):
-    """A download failed, so the run fails and nothing is written; `reason` is the run reason."""
+    """A download failed, so the run fails and nothing is written; `reason` is the run reason.
+    `failure` says whether anything on the network answered for the host (the upload checks
+    tell the service's own network from a publisher's URL by it)."""
 
-    def __init__(self, source: str, detail: str) -> None:
+    def __init__(
+        self, source: str, detail: str, failure: HostFailure = HostFailure.ANSWERED
+    ) -> None:
         self.source = source
         self.detail = detail
+        self.failure = failure
         self.reason = download_reason(source, detail)
         super().__init__(self.reason)
 
@@ -255,7 +262,9 @@ class SourceDownloader:
                             path=path,
                         )
         except Exception as exc:
-            raise DownloadError(source.name, _detail(exc, deadline)) from exc
+            raise DownloadError(
+                source.name, _detail(exc, deadline), _failure(exc, deadline)
+            ) from exc
         raise AssertionError("unreachable: the redirect loop returns or raises")
 
     def _client(self, deadline: _Deadline) -> httpx.Client:
@@ -292,6 +301,8 @@ class _Deadline:
     def __init__(self, seconds: float) -> None:
         self.seconds = seconds
         self._ends = time.monotonic() + seconds
+        self.connected = False
+        """A connection of this source was made: something on the network answered."""
 
     def remaining(self) -> float:
         return self._ends - time.monotonic()
@@ -486,6 +497,44 @@ def _detail(exc: Exception, deadline: _Deadline) -> str:
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
+_CONNECT_FAILURES = {
+    errno.ECONNREFUSED: HostFailure.REFUSED,
+    errno.ENETUNREACH: HostFailure.NO_ROUTE,
+    errno.EHOSTUNREACH: HostFailure.UNREACHABLE,
+    errno.ETIMEDOUT: HostFailure.TIMED_OUT,
+}
+
+
+def _causes(exc: BaseException) -> Iterator[BaseException]:
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        yield current
+        current = current.__cause__ or current.__context__
+
+
+def _failure(exc: Exception, deadline: _Deadline) -> HostFailure:
+    """Whether anything on the network answered for the host (`HostFailure.ANSWERED`, also
+    for a rule's refusal), or how nothing did: the name lookup, the route, the connection."""
+    if deadline.connected or isinstance(exc, _Refused | AddressRefused | httpx.InvalidURL):
+        return HostFailure.ANSWERED
+    if isinstance(exc, ResolveError):
+        return HostFailure.NO_NAME_ANSWER if exc.no_answer else HostFailure.NO_SUCH_HOST
+    for cause in _causes(exc):
+        if isinstance(cause, ssl.SSLError):
+            return HostFailure.ANSWERED
+        if isinstance(cause, ConnectionRefusedError):
+            return HostFailure.REFUSED
+        if isinstance(cause, OSError) and cause.errno in _CONNECT_FAILURES:
+            return _CONNECT_FAILURES[cause.errno]
+        if isinstance(cause, TimeoutError | httpx.TimeoutException | _DeadlinePassed):
+            return HostFailure.TIMED_OUT
+    if deadline.passed:
+        return HostFailure.TIMED_OUT
+    return HostFailure.ANSWERED
+
+
 class _NoCookies(http.cookiejar.CookiePolicy):
     """Downloads neither keep nor send cookies."""
 
@@ -549,6 +598,7 @@ class _CheckedBackend(httpcore.NetworkBackend):
             except (httpcore.ConnectError, httpcore.ConnectTimeout) as exc:
                 failure = exc
                 continue
+            self._deadline.connected = True
             try:
                 sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
                 for option in socket_options or ():

@@ -14,7 +14,23 @@ from almanac.sandbox.addresses import IPAddress, parse_address
 
 
 class ResolveError(Exception):
-    """The host name could not be resolved in time."""
+    """The host name could not be resolved in time. `no_answer` is True when no name server
+    gave an answer (none reached, or a failure for now), False when one answered that the name
+    has no address: the upload checks tell the service's network from a publisher's URL by it."""
+
+    def __init__(self, message: str, *, no_answer: bool = False) -> None:
+        super().__init__(message)
+        self.no_answer = no_answer
+
+
+_NO_ANSWER_ERRORS = frozenset(
+    code
+    for code in (socket.EAI_AGAIN, socket.EAI_FAIL, getattr(socket, "EAI_SYSTEM", None))
+    if code is not None
+)
+"""getaddrinfo's errors that carry no answer about the name: "temporary failure in name
+resolution" (no name server reached, or one failed), a non-recoverable resolver failure, a
+system error. EAI_NONAME and EAI_NODATA are a name server's answer."""
 
 
 class Resolver(Protocol):
@@ -48,7 +64,11 @@ class SystemResolver:
         worker.start()
         worker.join(max(timeout, 0.0))
         if worker.is_alive():
-            raise ResolveError(f"resolving {host} took longer than {timeout:.0f} seconds")
+            raise ResolveError(
+                f"resolving {host} took longer than {timeout:.0f} seconds", no_answer=True
+            )
         if failure:
-            raise ResolveError(f"could not resolve {host}: {failure[0]}")
+            error = failure[0]
+            no_answer = not isinstance(error, socket.gaierror) or error.errno in _NO_ANSWER_ERRORS
+            raise ResolveError(f"could not resolve {host}: {error}", no_answer=no_answer)
         return list(dict.fromkeys(answer))

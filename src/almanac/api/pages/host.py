@@ -42,6 +42,8 @@ from almanac.api.schemas.host import (
 )
 from almanac.platform import audience
 from almanac.platform.alerts import send as alerts
+from almanac.platform.publishing.checks import network_outage
+from almanac.platform.publishing.network import RETRY_WITHOUT_PROBE
 from almanac.platform.store import plugins as store
 from almanac.platform.store.held import decide_held
 from almanac.platform.store.retention import purge
@@ -82,6 +84,9 @@ def plugins(request: Request, account: PageOperator, db: Db, ctx: Context) -> Re
     context = {
         "title": "Host",
         "plugins": listed,
+        "network": network_outage(db),
+        "network_probe": ctx.settings.network_probe,
+        "retry_minutes": int(RETRY_WITHOUT_PROBE.total_seconds() // 60),
         "alerts": alerts.sent_alerts(db, limit=20),
         "dagster": {p.id: dagster_asset_url(ctx.settings, p.id) for p in listed},
     }

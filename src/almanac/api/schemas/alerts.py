@@ -11,9 +11,15 @@ class AlertOut(BaseModel):
     model_config = ConfigDict(from_attributes=True)
 
     id: int
-    plugin_id: str
-    cause: str = Field(description="failing, still-failing or held")
-    day: date = Field(description="The UTC day it counts against: one a day per plug-in and cause")
+    plugin_id: str | None = Field(description="None for the service's own alert (network)")
+    cause: str = Field(
+        description="failing, still-failing or held; network (no plug-in): upload checks could "
+        "not run because the service could not reach the network"
+    )
+    day: date = Field(
+        description="The UTC day it counts against: one a day per plug-in (or the service) and "
+        "cause"
+    )
     subject: str
     detail: str
     recipients: list[str]

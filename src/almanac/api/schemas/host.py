@@ -171,7 +171,10 @@ class RoomCheckOut(BaseModel):
     """One locked-room check of a version (the checks job's run), with its named status."""
 
     name: str = Field(description="fixtures, cases, examples, sources or links")
-    status: str = Field(description="queued, running, passed or failed (the last two final)")
+    status: str = Field(
+        description="queued, running, passed or failed (the last two final); could_not_run: "
+        "the service could not reach the network (not final: it runs again by itself)"
+    )
     findings: list[FindingOut]
     queued_at: datetime
     started_at: datetime | None

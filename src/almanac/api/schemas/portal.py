@@ -131,7 +131,10 @@ class UploadCheckOut(BaseModel):
     """One named check of an uploaded version and its findings in the catalog's words."""
 
     name: str = Field(description="manifest, folder, imports, listing, review or updates")
-    status: str = Field(description="queued, running, passed or failed (the last two final)")
+    status: str = Field(
+        description="queued, running, passed or failed (the last two final); could_not_run: "
+        "the service could not reach the network (not final: it runs again by itself)"
+    )
     findings: list[FindingOut]
     queued_at: datetime
     started_at: datetime | None

@@ -31,7 +31,7 @@ def add_staff_commands(commands: argparse._SubParsersAction[argparse.ArgumentPar
         move.set_defaults(handler=_staff)
 
 
-_START_FIRST = "run `almanac up` once (it creates and migrates the store), then try again"
+START_FIRST = "run `almanac up` once (it creates and migrates the store), then try again"
 
 
 def _origin(environ: Mapping[str, str]) -> str:
@@ -46,7 +46,7 @@ def store_name(url: str, environ: Mapping[str, str]) -> str:
     return f"{make_url(url).render_as_string(hide_password=True)} ({_origin(environ)})"
 
 
-def _missing_sqlite_file(url: str) -> Path | None:
+def missing_sqlite_file(url: str) -> Path | None:
     """The SQLite file `url` names when it does not exist (connecting would create it empty)."""
     parsed = make_url(url)
     if parsed.get_backend_name() != "sqlite" or parsed.database in (None, "", ":memory:"):
@@ -60,10 +60,9 @@ def _staff(args: argparse.Namespace) -> int:
     from almanac.settings import load_settings
 
     url = load_settings().database_url
-    missing = _missing_sqlite_file(url)
+    missing = missing_sqlite_file(url)
     if missing is not None:
-        where = f"{missing} ({_origin(os.environ)})"
-        print(f"almanac: there is no store yet at {where}: {_START_FIRST}", file=sys.stderr)
+        print(f"almanac: {no_store_yet(missing, os.environ)}", file=sys.stderr)
         return 1
     store = store_name(url, os.environ)
     engine = make_engine(url)
@@ -75,13 +74,18 @@ def _staff(args: argparse.Namespace) -> int:
         engine.dispose()
 
 
-def _cause(exc: SQLAlchemyError) -> str:
+def no_store_yet(path: Path, environ: Mapping[str, str]) -> str:
+    """The refusal of a command given an embedded default that was never made."""
+    return f"there is no store yet at {path} ({_origin(environ)}): {START_FIRST}"
+
+
+def database_cause(exc: SQLAlchemyError) -> str:
     """What the database said, on one line, with what to do when its tables are missing."""
     said = str(getattr(exc, "orig", None) or exc).strip().splitlines()
     text = said[0].strip() if said else type(exc).__name__
     original = type(getattr(exc, "orig", None)).__name__
     if text.startswith("no such table") or original == "UndefinedTable":
-        return f"{text}; the store has no tables yet: {_START_FIRST}"
+        return f"{text}; the store has no tables yet: {START_FIRST}"
     return text
 
 
@@ -112,6 +116,8 @@ def run_staff_command(
         return 1
     except SQLAlchemyError as exc:
         where = store or engine.url.render_as_string(hide_password=True)
-        print(f"almanac: could not use the store at {where}: {_cause(exc)}", file=sys.stderr)
+        print(
+            f"almanac: could not use the store at {where}: {database_cause(exc)}", file=sys.stderr
+        )
         return 1
     return 0

@@ -52,6 +52,9 @@ class Cause(StrEnum):
     """The plug-in stays Failing past a day since its first failed run (once a day)."""
     HELD = "held"
     """A run is Held, waiting for Accept removals or Keep them (once a day)."""
+    NETWORK = "network"
+    """The service's own (no plug-in): upload checks could not run because its network was down
+    (once a day; `send.send_network_alert`)."""
 
 
 PUBLISHER_CAUSES = frozenset({Cause.FAILING, Cause.STILL_FAILING})

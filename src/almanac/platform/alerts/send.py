@@ -33,6 +33,8 @@ from almanac.platform.alerts.rules import (
     failed_source,
 )
 from almanac.platform.mail import Mailer, MailError, MailMessage
+from almanac.platform.publishing.checks import NetworkOutage
+from almanac.platform.publishing.network import RETRY_WITHOUT_PROBE, Probe
 from almanac.platform.publishing.roles import manager_addresses
 
 log = logging.getLogger(__name__)
@@ -126,7 +128,7 @@ def _recent(db: Session, now: datetime) -> dict[str, list[SentFact]]:
     found: dict[str, list[SentFact]] = {}
     for row in db.execute(
         select(SentAlert.plugin_id, SentAlert.cause, SentAlert.day, SentAlert.sent_at).where(
-            SentAlert.sent_at >= since
+            SentAlert.sent_at >= since, SentAlert.plugin_id.is_not(None)
         )
     ):
         found.setdefault(row.plugin_id, []).append(SentFact(Cause(row.cause), row.day, row.sent_at))
@@ -205,9 +207,10 @@ def _message(to: str, subject: str, detail: str, link: str | None) -> MailMessag
 
 @dataclass(frozen=True, slots=True)
 class AlertSent:
-    """What one evaluation sent: the plug-in, the cause and to whom."""
+    """What one evaluation sent: the plug-in (None for the service's own), the cause and to
+    whom."""
 
-    plugin_id: str
+    plugin_id: str | None
     cause: Cause
     recipients: list[str]
     undelivered: list[str]
@@ -293,3 +296,92 @@ def send_alerts(
                 kept.undelivered = undelivered
         done.append(AlertSent(facts.plugin_id, cause, to, undelivered))
     return done
+
+
+# -- the service's own network -----------------------------------------------------------------
+
+
+def network_alert_detail(outage: NetworkOutage, probe: Probe | None) -> str:
+    """The network alert's text: what could not run since when, the downloader's words, the
+    probe, and when the checks run again (the same words the host's notice shows)."""
+    lines = [
+        f"Almanac could not reach the network: {outage.checks} upload "
+        f"{'check' if outage.checks == 1 else 'checks'} could not run since {_at(outage.since)}.",
+        f"The newest ({_at(outage.last_at)}): {outage.last_message}",
+    ]
+    if probe is not None:
+        lines.append(
+            f"The probe {probe.url} (ALMANAC_NETWORK_PROBE) did not answer either"
+            + (f": {probe.reason}" if probe.reason else ".")
+        )
+        lines.append("The checks run again by themselves as soon as the probe answers.")
+    else:
+        minutes = int(RETRY_WITHOUT_PROBE.total_seconds() // 60)
+        lines.append(
+            "No probe is set (ALMANAC_NETWORK_PROBE, an https URL that always answers); the "
+            f"checks run again by themselves every {minutes} minutes."
+        )
+    lines.append(
+        "Publishers see that the service could not reach the network, not that their URLs "
+        "failed. Check the machine's route out, its name servers and any firewall."
+    )
+    return "\n".join(lines)
+
+
+def send_network_alert(
+    sessions: sessionmaker[Session],
+    mailer: Mailer,
+    now: datetime,
+    outage: NetworkOutage,
+    probe: Probe | None,
+    *,
+    base_url: str | None = None,
+) -> AlertSent | None:
+    """Tell the operators' alert recipients that the service's network is down (checks could
+    not run), at most once a UTC day: kept first in `alerts_sent` with no plug-in (a second
+    evaluation the same day sends nothing), then mailed. None when it was sent today already."""
+    day = alert_day(now)
+    with sessions() as db:
+        sent = db.scalar(
+            select(SentAlert.id).where(
+                SentAlert.plugin_id.is_(None),
+                SentAlert.cause == str(Cause.NETWORK),
+                SentAlert.day == day,
+            )
+        )
+        if sent is not None:
+            return None
+        to = recipients(db).addresses
+        subject = "Almanac: the service could not reach the network"
+        detail = network_alert_detail(outage, probe)
+        row = SentAlert(
+            plugin_id=None,
+            cause=str(Cause.NETWORK),
+            day=day,
+            subject=subject,
+            detail=detail,
+            recipients=to,
+            undelivered=[],
+            sent_at=now,
+        )
+        db.add(row)
+        try:
+            db.commit()
+        except IntegrityError:
+            db.rollback()
+            return None
+        alert_id = row.id
+    link = f"{base_url}/host" if base_url else None
+    undelivered: list[str] = []
+    for address in to:
+        try:
+            mailer.send(_message(address, subject, detail, link), now)
+        except MailError as error:
+            log.warning("alert %r to %s not sent: %s", subject, address, error)
+            undelivered.append(address)
+    if undelivered:
+        with sessions() as db, db.begin():
+            kept = db.get(SentAlert, alert_id)
+            assert kept is not None
+            kept.undelivered = undelivered
+    return AlertSent(None, Cause.NETWORK, to, undelivered)

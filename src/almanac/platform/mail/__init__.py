@@ -1,5 +1,6 @@
 """Outgoing mail (DECISIONS 7): SMTP to a configured server, or with none configured an outbox
-table the portal shows, each message's subject and links printed on the service's console too.
+table the portal shows, each message's recipient, subject and links printed on the standard
+error of the process that sent it too (on every store), and listed by `almanac mail outbox`.
 Callers see only `Mailer.send`; tests point SMTP at a loopback server."""
 
 from __future__ import annotations
@@ -112,27 +113,39 @@ class SmtpMailer:
 _LINK = re.compile(r"https?://[^\s<>\"']+")
 
 
+def mail_links(body: str) -> list[str]:
+    """Every link of a message's body (a verification link, say), in order."""
+    return _LINK.findall(body)
+
+
 def console_note(message: MailMessage) -> str:
     """The lines the outbox prints for a message: recipient, subject, and each link of the body
     (a verification link, say), one a line."""
     lines = [f"mail to {message.to} (kept in the outbox, no SMTP server set): {message.subject}"]
-    lines.extend(f"  {link}" for link in _LINK.findall(message.body))
+    lines.extend(f"  {link}" for link in mail_links(message.body))
+    return "\n".join(lines)
+
+
+def outbox_entry(message: OutboxMessage) -> str:
+    """One kept message as `almanac mail outbox` shows it: its time (UTC), recipient and
+    subject, then each link of its body, one a line."""
+    lines = [
+        f"{message.created_at:%Y-%m-%d %H:%M:%S} UTC to {message.to_address}: {message.subject}"
+    ]
+    lines.extend(f"  {link}" for link in mail_links(message.body))
     return "\n".join(lines)
 
 
 class OutboxMailer:
-    """Keeps each message in the `mail_outbox` table (no SMTP server configured) and, with
-    `show_links`, prints its subject and links on the console (`console`, else standard error
-    at the time of sending)."""
+    """Keeps each message in the `mail_outbox` table (no SMTP server configured) and prints its
+    recipient, subject and links on the console (`console`, else standard error at the time of
+    sending: the console of the process that sent it)."""
 
-    def __init__(
-        self, engine: Engine, console: TextIO | None = None, *, show_links: bool = True
-    ) -> None:
+    def __init__(self, engine: Engine, console: TextIO | None = None) -> None:
         self._engine = engine
-        # On the embedded default the person who started the service has no mail server and
-        # often no operator yet to read the outbox: the console is where they can open a link.
+        # The person who started a service with no mail server often has no operator yet to
+        # read the outbox: the console is where they can open the first verification link.
         self._console = console
-        self._show_links = show_links
 
     def send(self, message: MailMessage, now: datetime) -> None:
         with Session(writing(self._engine)) as db, db.begin():
@@ -145,8 +158,7 @@ class OutboxMailer:
                 )
             )
         log.info("mail %r kept in the outbox", message.subject)
-        if self._show_links:
-            print(console_note(message), file=self._console or sys.stderr, flush=True)
+        print(console_note(message), file=self._console or sys.stderr, flush=True)
 
 
 def outbox(db: Session, limit: int = 100) -> list[OutboxMessage]:
@@ -159,9 +171,10 @@ def outbox(db: Session, limit: int = 100) -> list[OutboxMessage]:
 
 
 def mailer_for(settings: MailSettings, engine: Engine) -> Mailer:
-    """SMTP when a host is configured, the outbox otherwise. Only the embedded default (SQLite)
-    prints the outbox's one-time links on the console: a shared PostgreSQL deployment keeps
-    them off logs, where others may read them."""
+    """SMTP when a host is configured, the outbox otherwise, whose messages are printed on the
+    console on every store: a first account on PostgreSQL needs its verification link as much
+    as one on the embedded default. A deployment whose logs others read sets an SMTP server,
+    which keeps the links off the console."""
     if settings.smtp_host:
         return SmtpMailer(settings)
-    return OutboxMailer(engine, show_links=engine.dialect.name == "sqlite")
+    return OutboxMailer(engine)

@@ -38,6 +38,13 @@ from almanac.platform.publishing.models import (
     UploadState,
     VersionCheckInput,
 )
+from almanac.platform.publishing.network import (
+    HostFailure,
+    Probe,
+    could_not_run_is_due,
+    every_host_failed_a_network_way,
+    service_network_is_down,
+)
 from almanac.platform.publishing.review import review_example_problems
 from almanac.platform.publishing.roles import manager_addresses
 from almanac.platform.store.reading import series_state
@@ -52,6 +59,10 @@ output, the real sources once (the batch checked like a scheduled run's), each l
 CHECK_DEADLINE = timedelta(minutes=15)
 """A room check not final this long after it was queued fails with PLG-CHECK-DEADLINE."""
 FINAL = (CheckStatus.PASSED, CheckStatus.FAILED)
+FIXTURE_CHECKS = frozenset({"fixtures", "cases", "examples"})
+"""The room checks that run on the fixtures (the network checks are `sources` and `links`)."""
+NETWORK_DOWN = "CHECK-NETWORK-UNAVAILABLE"
+"""The one finding of a check that could not run: the service's network, not the version."""
 
 
 class RoomOutcome(Protocol):
@@ -67,21 +78,32 @@ class RoomOutcome(Protocol):
     def killed_by(self) -> Any: ...
 
 
-class SourceUnavailable(Exception):
-    """A real source or link could not be fetched; `reason` says why (the downloader's words)."""
+Tried = tuple[HostFailure | None, ...]
+"""How each host a network check tried went: None when reached, else how it failed."""
 
-    def __init__(self, reason: str) -> None:
+
+class SourceUnavailable(Exception):
+    """A real source or link could not be fetched; `reason` says why (the downloader's words).
+    `tried` has one entry per host tried on the way: None when reached, else how it failed."""
+
+    def __init__(
+        self, reason: str, tried: Sequence[HostFailure | None] = (HostFailure.ANSWERED,)
+    ) -> None:
         super().__init__(reason)
         self.reason = reason
+        self.tried = tuple(tried)
 
 
 class Sources(Protocol):
     """The safe downloader, as the checks use it: the declared sources of a manifest once, as
-    a scheduled run downloads them, and one link (raising SourceUnavailable)."""
+    a scheduled run downloads them, and one link (raising SourceUnavailable); and the
+    operator's known-good probe (None when none is set)."""
 
     def download(self, manifest: Manifest, today: date, work: Path) -> Mapping[str, Path]: ...
 
     def reach(self, url: str, today: date, work: Path) -> None: ...
+
+    def probe(self, today: date) -> Probe | None: ...
 
 
 RoomRun = Callable[
@@ -208,6 +230,61 @@ def expire_overdue(db: Session, now: datetime) -> list[MailMessage]:
         messages.extend(_settle(db, upload_id))
     db.flush()
     return messages
+
+
+@dataclass(frozen=True, slots=True)
+class NetworkOutage:
+    """The checks that could not run because the service's network was down, as the host's
+    notice and the operators' alert tell them: how many, since when, the newest one's words."""
+
+    checks: int
+    since: datetime
+    last_at: datetime
+    last_message: str
+
+
+def network_outage(db: Session) -> NetworkOutage | None:
+    """The checks (of uploads and host versions) waiting for the network; None when none."""
+    rows = db.execute(
+        select(UploadCheck.finished_at, UploadCheck.findings)
+        .where(UploadCheck.status == CheckStatus.COULD_NOT_RUN)
+        .order_by(UploadCheck.finished_at, UploadCheck.id)
+    ).all()
+    if not rows:
+        return None
+    first, last = rows[0], rows[-1]
+    said = [f["message"] for f in last.findings if f.get("code") == NETWORK_DOWN]
+    return NetworkOutage(
+        checks=len(rows),
+        since=first.finished_at,
+        last_at=last.finished_at,
+        last_message=said[0] if said else "",
+    )
+
+
+def requeue_for_network(
+    db: Session, now: datetime, probe_reached: bool | None, deadline: timedelta = CHECK_DEADLINE
+) -> int:
+    """Queue again each check that could not run and is due (`network.could_not_run_is_due`:
+    with a probe set, once it answers; without one, 10 minutes after), with a new deadline;
+    the checks sensor then asks for their run. Returns how many were queued."""
+    waiting = db.scalars(
+        select(UploadCheck).where(UploadCheck.status == CheckStatus.COULD_NOT_RUN)
+    ).all()
+    queued = 0
+    for check in waiting:
+        since = check.finished_at or check.queued_at
+        if not could_not_run_is_due(since, probe_reached, now):
+            continue
+        check.status = CheckStatus.QUEUED
+        check.findings = []
+        check.queued_at = now
+        check.started_at = None
+        check.finished_at = None
+        check.deadline_at = now + deadline
+        queued += 1
+    db.flush()
+    return queued
 
 
 def _first_difference(got: str, want: str) -> tuple[int, str, str]:
@@ -439,11 +516,11 @@ def sources_check(
     tmp: Path,
     now: datetime,
     series_state: Mapping[str, tuple[date | None, int]],
-) -> tuple[list[Problem], RealBatch]:
+) -> tuple[list[Problem], RealBatch, Tried]:
     """The real sources once through the safe downloader (PLG-SOURCE-DOWNLOAD), the fetcher
     run on them in the locked room with the run context of today, and the batch checked like
     a scheduled run's (a source that is not what the fetcher knows: PLG-RUN-FAILED with the
-    fetcher's reason)."""
+    fetcher's reason). Also how each host tried went (`Tried`)."""
     manifest = folder.manifest
     today = today_in_zone(now, manifest.timezone)
     work = tmp / "real"
@@ -451,21 +528,27 @@ def sources_check(
     try:
         paths = sources.download(manifest, today, work)
     except SourceUnavailable as error:
-        return [Problem("PLG-SOURCE-DOWNLOAD", f"real sources: {error.reason}")], RealBatch(
-            today, ()
-        )
+        failed = [Problem("PLG-SOURCE-DOWNLOAD", f"real sources: {error.reason}")]
+        return failed, RealBatch(today, ()), error.tried
+    reached: Tried = tuple(None for _ in manifest.sources)
     context = build_run_context(manifest, now=now, series_state=dict(series_state))
     result = room(folder.covered, paths, context, manifest)
     problems = _run_problems(result, "the run on the real sources")
     if problems:
-        return problems, RealBatch(today, ())
+        return problems, RealBatch(today, ()), reached
     batch = check_batch(result.stdout.splitlines(), manifest, today)
     if not batch.ok:
-        return [
-            Problem(p.code, f"the run on the real sources: {p.message}", path=p.path, line=p.line)
-            for p in batch.problems
-        ], RealBatch(today, ())
-    return [], RealBatch(today, tuple(batch.records))
+        return (
+            [
+                Problem(
+                    p.code, f"the run on the real sources: {p.message}", path=p.path, line=p.line
+                )
+                for p in batch.problems
+            ],
+            RealBatch(today, ()),
+            reached,
+        )
+    return [], RealBatch(today, tuple(batch.records)), reached
 
 
 def listing_links(listing: Mapping[str, Any] | None) -> list[tuple[str, str]]:
@@ -493,10 +576,13 @@ def listing_links(listing: Mapping[str, Any] | None) -> list[tuple[str, str]]:
     return found
 
 
-def links_check(folder: _Folder, sources: Sources, tmp: Path, now: datetime) -> list[Problem]:
+def links_check(
+    folder: _Folder, sources: Sources, tmp: Path, now: datetime
+) -> tuple[list[Problem], Tried]:
     """Each listing link: https, a public address, an answer within the short time-out
-    (PLG-LISTING-LINK-DEAD with the downloader's reason)."""
+    (PLG-LISTING-LINK-DEAD with the downloader's reason). Also how each link's host went."""
     problems: list[Problem] = []
+    tried: list[HostFailure | None] = []
     today = now.date()
     for index, (path, url) in enumerate(
         listing_links(_json_object(folder.files.get("listing.json")))
@@ -506,6 +592,7 @@ def links_check(folder: _Folder, sources: Sources, tmp: Path, now: datetime) -> 
         try:
             sources.reach(url, today, work)
         except SourceUnavailable as error:
+            tried.extend(error.tried)
             problems.append(
                 Problem(
                     "PLG-LISTING-LINK-DEAD",
@@ -513,7 +600,62 @@ def links_check(folder: _Folder, sources: Sources, tmp: Path, now: datetime) -> 
                     path=path,
                 )
             )
-    return problems
+        else:
+            tried.append(None)
+    return problems, tuple(tried)
+
+
+class NetworkJudge:
+    """Decides, for the network checks of one checks run, whether a failure is the publisher's
+    or the service's own network (`network.service_network_is_down`); asks the operator's probe
+    at most once, and only when every host of a check failed a network way."""
+
+    def __init__(self, sources: Sources, today: date) -> None:
+        self._sources = sources
+        self._today = today
+        self._probe: Probe | None = None
+        self._probed = False
+
+    def probe(self) -> Probe | None:
+        if not self._probed:
+            self._probe = self._sources.probe(self._today)
+            self._probed = True
+        return self._probe
+
+    def judge(self, problems: list[Problem], tried: Tried) -> list[Problem]:
+        """The check's findings as they stand, or, when the network was down, the one finding
+        that says so (the check could not run) in place of findings blaming the URLs."""
+        if not every_host_failed_a_network_way(tried):
+            return problems
+        probe = self.probe()
+        if not service_network_is_down(tried, None if probe is None else probe.reached):
+            return problems
+        return [network_down_problem(problems, probe)]
+
+
+def network_down_problem(failures: Sequence[Problem], probe: Probe | None) -> Problem:
+    """CHECK-NETWORK-UNAVAILABLE: what the downloader said, without blaming the URLs, and that
+    the check runs again by itself."""
+    said = failures[0].message if failures else "no host answered"
+    if len(failures) > 1:
+        said += f"; and {len(failures) - 1} more the same way"
+    if probe is not None:
+        said += f"; the probe {probe.url} did not answer either"
+    return Problem(
+        NETWORK_DOWN,
+        "the service could not reach the network, so this check could not run "
+        f"({said}); it runs again by itself once the network is back",
+    )
+
+
+def check_status(problems: Sequence[Problem]) -> CheckStatus:
+    """A check's final status from its findings: could not run (the service's network), failed
+    (an error) or passed."""
+    if any(p.code == NETWORK_DOWN for p in problems):
+        return CheckStatus.COULD_NOT_RUN
+    if any(p.severity == "error" for p in problems):
+        return CheckStatus.FAILED
+    return CheckStatus.PASSED
 
 
 def _stored_state(
@@ -527,7 +669,11 @@ def _stored_state(
     return {key: (state.last, state.count) for key, state in found.items()}
 
 
-def _begin(sessions: sessionmaker[Session], upload_id: int, now: datetime) -> PortalUpload | None:
+def _begin(
+    sessions: sessionmaker[Session], upload_id: int, now: datetime
+) -> tuple[PortalUpload, frozenset[str]] | None:
+    """The upload's queued checks marked running; the upload and their names (a check that
+    could not run is queued again alone, and only it runs)."""
     with sessions() as db:
         upload = db.get(PortalUpload, upload_id)
         if upload is None or upload.state != UploadState.CHECKING:
@@ -544,7 +690,7 @@ def _begin(sessions: sessionmaker[Session], upload_id: int, now: datetime) -> Po
             check.started_at = now
         db.commit()
         db.expunge(upload)
-        return upload
+        return upload, frozenset(check.name for check in queued)
 
 
 def _finish(
@@ -556,7 +702,7 @@ def _finish(
 ) -> list[MailMessage]:
     with sessions() as db:
         upload = db.get(PortalUpload, upload_id)
-        if upload is not None:
+        if upload is not None and "sources" in results:
             upload.record_diff = diff
         _record_results(db, UploadCheck.upload_id == upload_id, results, now)
         messages = _settle(db, upload_id)
@@ -568,14 +714,16 @@ def _record_results(
     db: Session, subject: Any, results: Mapping[str, list[Problem]], now: datetime
 ) -> None:
     """The running checks of one subject become passed or failed with their findings (failed,
-    PLG-CHECK-DEADLINE added, when they end after their deadline)."""
+    PLG-CHECK-DEADLINE added, when they end after their deadline), or could not run (the
+    service's network was down: no deadline applies, it runs again by itself)."""
     for check in db.scalars(
         select(UploadCheck).where(subject, UploadCheck.status == CheckStatus.RUNNING)
     ):
         problems = results.get(check.name)
         if problems is None:
             continue
-        if now > check.deadline_at:
+        status = check_status(problems)
+        if now > check.deadline_at and status is not CheckStatus.COULD_NOT_RUN:
             problems = [
                 *problems,
                 Problem(
@@ -584,8 +732,8 @@ def _record_results(
                     f"deadline {format_instant(check.deadline_at)}; re-run the checks",
                 ),
             ]
-        failed = any(p.severity == "error" for p in problems)
-        check.status = CheckStatus.FAILED if failed else CheckStatus.PASSED
+            status = check_status(problems)
+        check.status = status
         check.findings = [_finding(p) for p in problems]
         check.finished_at = now
     db.flush()
@@ -601,11 +749,13 @@ def run_room_checks(
 ) -> dict[str, CheckStatus]:
     """Run the queued room checks of an upload (never in a web request): marked running, run
     in the locked room, then passed or failed with their findings. A check that ends after
-    its deadline fails with PLG-CHECK-DEADLINE. The owners and admins are mailed when the
-    checks finish with failures. Returns each check's final status."""
-    upload = _begin(sessions, upload_id, clock())
-    if upload is None:
+    its deadline fails with PLG-CHECK-DEADLINE. A network check whose every host failed
+    because the service's own network was down could not run (`NetworkJudge`). The owners and
+    admins are mailed when the checks finish with failures. Returns each check's status."""
+    begun = _begin(sessions, upload_id, clock())
+    if begun is None:
         return {}
+    upload, wanted = begun
     with sessions() as db:
         review = sent_review(db, upload_id)
     folder = _folder(upload, review)
@@ -613,26 +763,30 @@ def run_room_checks(
     diff: dict[str, Any] | None = None
     with tempfile.TemporaryDirectory(prefix="almanac-checks-") as tmp:
         try:
-            fixtures, records = fixtures_check(folder, room, Path(tmp))
-            results["fixtures"] = fixtures
-            results["cases"] = cases_check(folder, room, Path(tmp), records)
-            results["examples"] = examples_check(folder, records)
+            if wanted & FIXTURE_CHECKS:
+                fixtures, records = fixtures_check(folder, room, Path(tmp))
+                results["fixtures"] = fixtures
+                results["cases"] = cases_check(folder, room, Path(tmp), records)
+                results["examples"] = examples_check(folder, records)
             now = clock()
             today = today_in_zone(now, folder.manifest.timezone)
-            real, batch = sources_check(
-                folder, room, sources, Path(tmp), now, _stored_state(sessions, folder, today)
-            )
-            results["sources"] = real
-            if batch.records:
-                with sessions() as db:
-                    found = record_diff(db.connection(), folder.manifest, batch.records, today)
-                diff = None if found is None else found.as_dict()
-            results["links"] = links_check(folder, sources, Path(tmp), now)
+            network = NetworkJudge(sources, today)
+            if "sources" in wanted:
+                real, batch, tried = sources_check(
+                    folder, room, sources, Path(tmp), now, _stored_state(sessions, folder, today)
+                )
+                results["sources"] = network.judge(real, tried)
+                if batch.records:
+                    with sessions() as db:
+                        found = record_diff(db.connection(), folder.manifest, batch.records, today)
+                    diff = None if found is None else found.as_dict()
+            if "links" in wanted:
+                results["links"] = network.judge(*links_check(folder, sources, Path(tmp), now))
         except Exception as error:  # the room refused, or anything else: the checks still end
             log.exception("room checks of upload %s", upload_id)
             reason = str(error)[:300] or type(error).__name__
             failure = [Problem("PLG-RUN-FAILED", f"the checks could not run: {reason}")]
-            results = {name: results.get(name, failure) for name in ROOM_CHECKS}
+            results = {name: results.get(name, failure) for name in wanted}
     done = clock()
     send_all(mailer, _finish(sessions, upload_id, results, done, diff), done)
     with sessions() as db:
@@ -778,6 +932,36 @@ def _version_folder(db: Session, version_id: int, now: datetime) -> _Folder | No
     return _Folder(manifest, everything, files, fixture)
 
 
+def _version_fixture_checks(folder: _Folder, room: RoomRun, tmp: Path) -> dict[str, list[Problem]]:
+    """The fixtures, cases and examples checks of a host version; a folder without fixtures
+    fails the first two with the rule it breaks (the examples need the fixtures' records)."""
+    missing = [
+        p
+        for p in (
+            "fixtures/records.jsonl",
+            *(f"fixtures/sources/{s.name}" for s in folder.manifest.sources),
+        )
+        if p not in folder.files
+    ]
+    if missing:
+        first = missing[0]
+        rule = (
+            "PLG-FIXTURE-RECORDS-MISSING"
+            if first.endswith("records.jsonl")
+            else "PLG-FIXTURE-SOURCE-MISSING"
+        )
+        problem = Problem(
+            rule, f"{first} is missing: the fetcher cannot run on fixtures", path=first
+        )
+        return {"fixtures": [problem], "cases": [problem], "examples": examples_check(folder, [])}
+    fixtures, records = fixtures_check(folder, room, tmp)
+    return {
+        "fixtures": fixtures,
+        "cases": cases_check(folder, room, tmp, records),
+        "examples": examples_check(folder, records),
+    }
+
+
 def run_version_checks(
     sessions: sessionmaker[Session],
     version_id: int,
@@ -786,8 +970,9 @@ def run_version_checks(
     clock: Callable[[], datetime],
 ) -> dict[str, CheckStatus]:
     """The room checks of a host version, as an upload's: the fixtures twice, each run case,
-    the example days, the real sources once, the listing links. A folder without fixtures
-    fails the fixture checks with the rule it breaks."""
+    the example days, the real sources once, the listing links (each of those two could not
+    run when the service's network was down). A folder without fixtures fails the fixture
+    checks with the rule it breaks."""
     subject = UploadCheck.version_id == version_id
     now = clock()
     with sessions() as db:
@@ -799,6 +984,7 @@ def run_version_checks(
         for check in queued:
             check.status = CheckStatus.RUNNING
             check.started_at = now
+        wanted = frozenset(check.name for check in queued)
         folder = _version_folder(db, version_id, now)
         db.commit()
     results: dict[str, list[Problem]] = {}
@@ -806,44 +992,23 @@ def run_version_checks(
         try:
             if folder is None:
                 raise ValueError("the version's manifest no longer passes")
-            missing = [
-                p
-                for p in (
-                    "fixtures/records.jsonl",
-                    *(f"fixtures/sources/{s.name}" for s in folder.manifest.sources),
-                )
-                if p not in folder.files
-            ]
-            if missing:
-                first = missing[0]
-                rule = (
-                    "PLG-FIXTURE-RECORDS-MISSING"
-                    if first.endswith("records.jsonl")
-                    else "PLG-FIXTURE-SOURCE-MISSING"
-                )
-                problem = Problem(
-                    rule, f"{first} is missing: the fetcher cannot run on fixtures", path=first
-                )
-                results["fixtures"] = [problem]
-                results["cases"] = [problem]
-                records: list[dict[str, Any]] = []
-            else:
-                fixtures, records = fixtures_check(folder, room, Path(tmp))
-                results["fixtures"] = fixtures
-                results["cases"] = cases_check(folder, room, Path(tmp), records)
+            if wanted & FIXTURE_CHECKS:
+                results.update(_version_fixture_checks(folder, room, Path(tmp)))
             when = clock()
             today = today_in_zone(when, folder.manifest.timezone)
-            real, _ = sources_check(
-                folder, room, sources, Path(tmp), when, _stored_state(sessions, folder, today)
-            )
-            results["sources"] = real
-            results["examples"] = examples_check(folder, records)
-            results["links"] = links_check(folder, sources, Path(tmp), when)
+            network = NetworkJudge(sources, today)
+            if "sources" in wanted:
+                real, _, tried = sources_check(
+                    folder, room, sources, Path(tmp), when, _stored_state(sessions, folder, today)
+                )
+                results["sources"] = network.judge(real, tried)
+            if "links" in wanted:
+                results["links"] = network.judge(*links_check(folder, sources, Path(tmp), when))
         except Exception as error:
             log.exception("room checks of host version %s", version_id)
             reason = str(error)[:300] or type(error).__name__
             failure = [Problem("PLG-RUN-FAILED", f"the checks could not run: {reason}")]
-            results = {name: results.get(name, failure) for name in VERSION_CHECKS}
+            results = {name: results.get(name, failure) for name in wanted}
     with sessions() as db:
         _record_results(db, subject, results, clock())
         db.commit()

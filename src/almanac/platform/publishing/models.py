@@ -216,12 +216,15 @@ class Verdict(StrEnum):
 
 
 class CheckStatus(StrEnum):
-    """The named status of one check of an uploaded version; passed and failed are final."""
+    """The named status of one check of an uploaded version; passed and failed are final.
+    `could_not_run`: the service's own network was down (`publishing.network`), which says
+    nothing of the version; the check runs again by itself once the network is back."""
 
     QUEUED = "queued"
     RUNNING = "running"
     PASSED = "passed"
     FAILED = "failed"
+    COULD_NOT_RUN = "could_not_run"
 
 
 class PortalUpload(Base):

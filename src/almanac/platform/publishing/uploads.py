@@ -54,8 +54,8 @@ _FOLDER_CODES = ("PLG-FOLDER-", "PLG-FETCH-", "PLG-FIXTURE-", "PLG-CODE-", "PLG-
 
 @dataclass(frozen=True, slots=True)
 class CheckView:
-    """One named check of a version: its status (queued, running, passed, failed), deadline
-    and findings."""
+    """One named check of a version: its status (queued, running, passed, failed, or
+    could_not_run while the service's network is down), deadline and findings."""
 
     name: str
     status: CheckStatus
@@ -520,7 +520,7 @@ def withdraw(
     row.withdrawn_by = actor.email
     row.withdrawn_at = now
     for check in db.scalars(select(UploadCheck).where(UploadCheck.upload_id == row.id)):
-        if check.status in (CheckStatus.QUEUED, CheckStatus.RUNNING):
+        if check.status in (CheckStatus.QUEUED, CheckStatus.RUNNING, CheckStatus.COULD_NOT_RUN):
             check.status = CheckStatus.FAILED
             check.finished_at = now
     db.flush()
