@@ -1,7 +1,7 @@
 """The orchestrator's run id kept with each run: one run row a Dagster run (issue 31)
 
-Revision ID: 0014_run_orchestrator
-Revises: 0013_agents
+Revision ID: 0015_run_orchestrator
+Revises: 0014_could_not_run
 Create Date: 2026-11-27 05:00:00.000000
 """
 
@@ -10,8 +10,8 @@ from __future__ import annotations
 import sqlalchemy as sa
 from alembic import op
 
-revision = "0014_run_orchestrator"
-down_revision = "0013_agents"
+revision = "0015_run_orchestrator"
+down_revision = "0014_could_not_run"
 branch_labels = None
 depends_on = None
 
