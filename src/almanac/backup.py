@@ -30,12 +30,16 @@ from contextlib import ExitStack, closing, contextmanager
 from dataclasses import dataclass
 from datetime import datetime
 from importlib.metadata import version
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from urllib.parse import quote
 
+from alembic.script import ScriptDirectory
+from alembic.util import CommandError
+from packaging.version import InvalidVersion, Version
 from sqlalchemy import make_url
 
 from almanac.platform.accounts.commands import store_name
+from almanac.platform.store.engine import alembic_config, upgrade_database
 from almanac.settings import Settings
 
 FORMAT = "almanac-backup"
@@ -117,13 +121,12 @@ def _member_name_ok(path: str) -> bool:
     """A name restore may write: the store, or a `.db` file inside Dagster's folder."""
     if path == STORE_MEMBER:
         return True
-    parts = PurePosixPath(path).parts
+    parts = path.split("/")
     return (
-        path.startswith(DAGSTER_MEMBERS)
+        parts[0] == DAGSTER_MEMBERS.rstrip("/")
         and path.endswith(".db")
         and len(parts) > 1
         and not any(part in ("", ".", "..") for part in parts)
-        and not path.startswith("/")
     )
 
 
@@ -142,9 +145,9 @@ def store_file(settings: Settings, command: str, environ: Mapping[str, str] = os
             )
         else:
             way = (
-                "createdb a new database, pg_restore --no-owner --single-transaction "
-                "--dbname=<the new database> almanac.dump, point ALMANAC_DATABASE_URL at it and "
-                "run almanac up (it migrates)"
+                "make a new database (createdb), load the dump into it with pg_restore "
+                "--no-owner --single-transaction --dbname=<the new database> almanac.dump, point "
+                "ALMANAC_DATABASE_URL at it and run almanac up, which migrates it"
             )
         raise BackupError(
             f"the store is on PostgreSQL, at {store_name(settings.database_url, environ)}; "
@@ -229,6 +232,8 @@ def take_backup(
             "nothing to back up"
         )
     target = target.absolute()
+    if target.is_dir():
+        raise BackupError(f"{target} is a folder: name the backup file to write")
     if target.exists() and not force:
         raise BackupError(f"{target} exists: name another file, or give --force to replace it")
     if not target.parent.is_dir():
@@ -343,11 +348,6 @@ def check_revisions(manifest: BackupManifest, source: Path, url: str) -> bool:
     """Whether the backup's store is older than this code's migrations (then restore migrates
     it); BackupError when one of its revisions is unknown to this code: made by a newer almanac,
     whose schema this code would not understand."""
-    from alembic.script import ScriptDirectory
-    from alembic.util import CommandError
-
-    from almanac.platform.store.engine import alembic_config
-
     script = ScriptDirectory.from_config(alembic_config(url))
     heads = tuple(sorted(script.get_heads()))
     for revision in manifest.store_revisions:
@@ -365,8 +365,6 @@ def check_revisions(manifest: BackupManifest, source: Path, url: str) -> bool:
 
 
 def _version_key(text: str) -> tuple[int, ...]:
-    from packaging.version import InvalidVersion, Version
-
     try:
         return Version(text).release
     except InvalidVersion:
@@ -439,8 +437,6 @@ def restore_backup(
                 _remove_databases([place])
                 os.replace(path, place)
     if older:
-        from almanac.platform.store.engine import upgrade_database
-
         upgrade_database(settings.database_url)
     dagster_older = _version_key(manifest.dagster_version) < _version_key(ours)
     if dagster_older:

@@ -64,6 +64,7 @@ def _backfill(args: argparse.Namespace) -> int:
 
 
 def _backup(args: argparse.Namespace) -> int:
+    import sqlite3
     from datetime import UTC, datetime
 
     from almanac.backup import BackupError, describe, take_backup
@@ -74,11 +75,16 @@ def _backup(args: argparse.Namespace) -> int:
     except BackupError as exc:
         print(f"almanac backup: {exc}", file=sys.stderr)
         return 2
+    except (OSError, sqlite3.Error) as exc:
+        print(f"almanac backup: could not write {args.file}: {exc}", file=sys.stderr)
+        return 1
     print(f"backup written to {args.file}: {describe(made)}")
     return 0
 
 
 def _restore(args: argparse.Namespace) -> int:
+    import sqlite3
+
     from almanac.backup import BackupError, describe, restore_backup
     from almanac.settings import load_settings
 
@@ -88,6 +94,9 @@ def _restore(args: argparse.Namespace) -> int:
     except BackupError as exc:
         print(f"almanac restore: {exc}", file=sys.stderr)
         return 2
+    except (OSError, sqlite3.Error) as exc:
+        print(f"almanac restore: could not restore into {settings.home}: {exc}", file=sys.stderr)
+        return 1
     print(f"restored into {settings.home}: {describe(restored.manifest)}")
     if restored.store_migrated:
         print("  the store was migrated to this almanac's newest revision")

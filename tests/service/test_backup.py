@@ -53,7 +53,7 @@ from almanac.settings import Settings, load_settings
 from tests.api.sqlite_writer import approved, batch_manifest, value_batch
 from tests.audience.helpers import StoredPlugin
 from tests.service.namespace import fresh_database, run_module_in_namespace
-from tests.service.up import REPO
+from tests.service.up import REPO, almanac
 
 HERE = Path(__file__).resolve().parent
 T0 = datetime(2026, 11, 2, 12, tzinfo=UTC)
@@ -65,24 +65,6 @@ FIRST_RUN = 2_000
 """The run before it; the big run revises each of these records and adds the rest."""
 EMAIL = "operator@example.org"
 PASSWORD = "a long pass phrase for the operator"
-
-
-def almanac(
-    *args: str, home: Path | None = None, database_url: str | None = None
-) -> subprocess.CompletedProcess[str]:
-    """The `almanac` command as an operator runs it, with only these settings."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("ALMANAC_", "DAGSTER_"))}
-    if home is not None:
-        env["ALMANAC_HOME"] = str(home)
-    if database_url is not None:
-        env["ALMANAC_DATABASE_URL"] = database_url
-    return subprocess.run(
-        [str(Path(sys.executable).parent / "almanac"), *args],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
 
 
 def ok(done: subprocess.CompletedProcess[str]) -> str:
@@ -360,7 +342,9 @@ def test_restore_refuses_a_file_that_is_no_backup_or_is_newer_than_this_code(
     assert not target.exists() or not any(target.rglob("*.db")), "nothing was restored"
 
 
-def test_a_store_at_an_older_revision_is_migrated_after_restore(tmp_path: Path) -> None:
+def test_a_store_or_dagster_storage_made_by_older_code_is_migrated_after_restore(
+    tmp_path: Path,
+) -> None:
     home = tmp_path / "old"
     home.mkdir()
     url = f"sqlite:///{home / 'almanac.db'}"
@@ -383,6 +367,17 @@ def test_a_store_at_an_older_revision_is_migrated_after_restore(tmp_path: Path) 
             ("0013_agents",)
         ]
         assert db.execute("SELECT count(*) FROM agent_tokens").fetchone() == (0,)
+
+    # Made with an older Dagster: Dagster's own migration runs on its storage after restore.
+    filled = filled_home(tmp_path / "filled")
+    ok(almanac("backup", str(tmp_path / "filled.tar.gz"), home=filled.settings.home))
+    older = rewritten(
+        tmp_path / "filled.tar.gz", tmp_path / "older.tar.gz", manifest={"dagster_version": "1.0.0"}
+    )
+    said = ok(almanac("restore", str(older), home=tmp_path / "from-older"))
+    assert "Dagster's storage was migrated to this almanac's Dagster" in said, said
+    runs, messages, _ = dagster_facts(tmp_path / "from-older" / "dagster")
+    assert runs == [filled.run_id] and "recorded before the backup" in messages
 
 
 def test_backup_refuses_a_home_without_a_store(tmp_path: Path) -> None:
