@@ -22,6 +22,7 @@ import hashlib
 import io
 import json
 import os
+import shutil
 import sqlite3
 import tarfile
 import tempfile
@@ -435,7 +436,8 @@ def restore_backup(
                     place = settings.dagster_home / member.removeprefix(DAGSTER_MEMBERS)
                 place.parent.mkdir(parents=True, exist_ok=True)
                 _remove_databases([place])
-                os.replace(path, place)
+                # A move, not a rename: ALMANAC_DATABASE_URL may put the store on another disk.
+                shutil.move(path, place)
     if older:
         upgrade_database(settings.database_url)
     dagster_older = _version_key(manifest.dagster_version) < _version_key(ours)
