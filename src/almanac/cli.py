@@ -6,6 +6,7 @@ import argparse
 import sys
 from collections.abc import Callable, Sequence
 from datetime import date
+from pathlib import Path
 
 from almanac.platform.accounts.commands import add_staff_commands
 from almanac.sandbox.cli import add_room_commands
@@ -112,6 +113,49 @@ def _limit(text: str) -> int:
     return int(text)
 
 
+def _backup(args: argparse.Namespace) -> int:
+    import sqlite3
+    from datetime import UTC, datetime
+
+    from almanac.backup import BackupError, describe, take_backup
+    from almanac.settings import load_settings
+
+    try:
+        made = take_backup(load_settings(), args.file, now=datetime.now(UTC), force=args.force)
+    except BackupError as exc:
+        print(f"almanac backup: {exc}", file=sys.stderr)
+        return 2
+    except (OSError, sqlite3.Error) as exc:
+        print(f"almanac backup: could not write {args.file}: {exc}", file=sys.stderr)
+        return 1
+    print(f"backup written to {args.file}: {describe(made)}")
+    return 0
+
+
+def _restore(args: argparse.Namespace) -> int:
+    import sqlite3
+
+    from almanac.backup import BackupError, describe, restore_backup
+    from almanac.settings import load_settings
+
+    settings = load_settings()
+    try:
+        restored = restore_backup(settings, args.file, force=args.force)
+    except BackupError as exc:
+        print(f"almanac restore: {exc}", file=sys.stderr)
+        return 2
+    except (OSError, sqlite3.Error) as exc:
+        print(f"almanac restore: could not restore into {settings.home}: {exc}", file=sys.stderr)
+        return 1
+    print(f"restored into {settings.home}: {describe(restored.manifest)}")
+    if restored.store_migrated:
+        print("  the store was migrated to this almanac's newest revision")
+    if restored.dagster_migrated:
+        print("  Dagster's storage was migrated to this almanac's Dagster")
+    print("Start the service with `almanac up`.")
+    return 0
+
+
 def _day(text: str) -> date:
     try:
         return date.fromisoformat(text)
@@ -153,6 +197,23 @@ def build_parser() -> argparse.ArgumentParser:
     backfill.add_argument("--from", dest="first", type=_day, required=True, help="first day")
     backfill.add_argument("--to", dest="last", type=_day, required=True, help="last day")
     backfill.set_defaults(handler=_backfill)
+    backup = commands.add_parser(
+        "backup",
+        help="copy the embedded store and Dagster's storage into one file (the service may run)",
+    )
+    backup.add_argument("file", type=Path, help="the backup file to write")
+    backup.add_argument("--force", action="store_true", help="replace the file if it exists")
+    backup.set_defaults(handler=_backup)
+    restore = commands.add_parser(
+        "restore", help="put a backup into a fresh data folder (ALMANAC_HOME), then migrate"
+    )
+    restore.add_argument("file", type=Path, help="a file `almanac backup` wrote")
+    restore.add_argument(
+        "--force",
+        action="store_true",
+        help="replace the store already in the data folder (stop the service on it first)",
+    )
+    restore.set_defaults(handler=_restore)
     add_room_commands(commands)
     add_staff_commands(commands)
     mail = commands.add_parser("mail", help="the mail kept while no SMTP server is set")

@@ -3,6 +3,8 @@
 
     python -m tests.api.sqlite_writer ticks <db> <plugin-id> --seconds S --commits N
     python -m tests.api.sqlite_writer example <db> <example-folder> --seconds S --runs N
+    python -m tests.api.sqlite_writer batch <db> <plugin-id> --records N --today D --variant V
+        [--hold-at STEP --release-file F]
 
 `ticks`: short write transactions in a loop, each a successful run of the (approved) plug-in
 written by the store's own `write_run`: one event dated today whose title changes every time,
@@ -14,9 +16,15 @@ server on loopback in this process (signed by a throwaway CA the downloader alon
 fetcher in the real locked room, the batch checked and written by `write_run`; at the moment
 of the example's `fixtures/context.json`, so its fixture files are the sources of its today.
 
-Both stop by themselves after `--seconds` or their count, whichever comes first, or as soon
-as the `--stop-file` exists (checked between commits). They print
-JSON lines on stdout: `{"event": "ready"}` once set up (before the first write), one line per
+`batch` (issue 31, backups): one run of a big batch written by `write_run`, `--records` value
+records over the plug-in's value series (`value_batch`; a plug-in registered with
+`batch_manifest`). With `--hold-at`, the write stops at that step of its transaction (its
+`fault` hook, as `tests/store/test_crash.py` uses it), says `{"event": "inside"}` and goes on
+to commit once the `--release-file` exists: a test acts while the write is surely in progress.
+
+`ticks` and `example` stop by themselves after `--seconds` or their count, whichever comes
+first, or as soon as the `--stop-file` exists (checked between commits). Each mode prints JSON
+lines on stdout: `{"event": "ready"}` once set up (before the first write), one line per
 commit (`{"event": "commit", "at": <epoch seconds>}`, a run's with its counts), and a last
 `{"event": "done", ...}` with the number of commits.
 """
@@ -62,6 +70,86 @@ def approved(engine: Engine, plugin_id: str) -> tuple[ApprovedCode, Manifest]:
     parsed = parse_manifest(code.manifest)
     assert parsed.manifest is not None, [p.message for p in parsed.problems]
     return code, parsed.manifest
+
+
+def batch_manifest(plugin_id: str, series: int = 10) -> dict[str, Any]:
+    """A valid manifest for `value_batch`: `series` daily value series of two fields."""
+    return {
+        "contract": 1,
+        "id": plugin_id,
+        "name": {"en": "Batch rates"},
+        "version": "1.0.0",
+        "timezone": "UTC",
+        "audience": "public",
+        "schedule": "0 6 * * *",
+        "backfill": "all",
+        "sources": [{"name": "data", "url": "https://batch.example.org/data", "maxBytes": 1024}],
+        "series": [
+            {
+                "key": f"s{n}",
+                "kind": "value",
+                "cadence": "daily",
+                "dates": "observation",
+                "name": {"en": f"Series {n}"},
+                "fields": ["rate", "high"],
+            }
+            for n in range(series)
+        ],
+        "limits": {"seconds": 60, "megabytes": 256},
+        "licence": {"holder": "Batch", "terms": "Public domain", "retain": "yes"},
+    }
+
+
+def value_batch(manifest: Manifest, count: int, today: date, variant: int) -> list[dict[str, Any]]:
+    """`count` value records over the manifest's value series, a day apart going back from
+    `today`; another `variant` gives every record of the same key another value."""
+    series = [s for s in manifest.series if s.kind == "value"]
+    out = []
+    for n in range(count):
+        one = series[n % len(series)]
+        rate = round(1 + n / 1000 + variant, 4)
+        day = today - timedelta(days=n // len(series))
+        fields = {name: rate + i for i, name in enumerate(one.fields)}
+        out.append({"kind": "value", "series": one.key, "date": day.isoformat(), "fields": fields})
+    return out
+
+
+def one_batch(
+    engine: Engine,
+    plugin_id: str,
+    count: int,
+    today: date,
+    variant: int,
+    hold_at: str | None,
+    release_file: Path | None,
+) -> int:
+    """One run of `count` records; with `hold_at`, held at that step until `release_file`
+    exists (at most 10 minutes). Returns 1, the commits made."""
+    code, manifest = approved(engine, plugin_id)
+    batch = value_batch(manifest, count, today, variant)
+    say("ready")
+
+    def hold(step: str) -> None:
+        if step != hold_at or release_file is None:
+            return
+        say("inside", step=step)
+        deadline = time.monotonic() + 600
+        while not release_file.exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+
+    now = datetime.now(UTC)
+    result = write_run(
+        engine,
+        plugin_id=plugin_id,
+        version_id=code.version_id,
+        digest=code.digest,
+        manifest=manifest,
+        run=RunFacts(today=today, trigger=RunTrigger.SCHEDULE, started_at=now, now=now),
+        batch=batch,
+        fault=hold,
+    )
+    say("commit", at=time.time(), run_id=result.run_id, counts=asdict(result.counts))
+    return 1
 
 
 def going(deadline: float, stop_file: Path | None) -> bool:
@@ -183,11 +271,29 @@ def main(argv: list[str] | None = None) -> int:
     example.add_argument("--runs", type=int, default=10)
     for mode in (tick, example):
         mode.add_argument("--stop-file", type=Path, help="stop once this file exists")
+    one = modes.add_parser("batch")
+    one.add_argument("db", type=Path)
+    one.add_argument("plugin_id")
+    one.add_argument("--records", type=int, required=True)
+    one.add_argument("--today", type=date.fromisoformat, required=True)
+    one.add_argument("--variant", type=int, default=0)
+    one.add_argument("--hold-at", help="a step of write_run's transaction to wait at")
+    one.add_argument("--release-file", type=Path, help="go on past --hold-at once this exists")
     args = parser.parse_args(argv)
     engine = make_engine(f"sqlite:///{args.db}")
     try:
         if args.mode == "ticks":
             commits = ticks(engine, args.plugin_id, args.seconds, args.commits, args.stop_file)
+        elif args.mode == "batch":
+            commits = one_batch(
+                engine,
+                args.plugin_id,
+                args.records,
+                args.today,
+                args.variant,
+                args.hold_at,
+                args.release_file,
+            )
         else:
             commits = example_runs(engine, args.folder, args.seconds, args.runs, args.stop_file)
     finally:

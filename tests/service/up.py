@@ -73,12 +73,16 @@ class Service:
 
 @contextmanager
 def almanac_up(
-    home: Path, database_url: str | None = None, args: tuple[str, ...] = ()
+    home: Path,
+    database_url: str | None = None,
+    args: tuple[str, ...] = (),
+    settings: dict[str, str] | None = None,
 ) -> Iterator[Service]:
     """`almanac up` as the README starts it (with `args`), on its embedded default or on
-    `database_url`."""
+    `database_url`, with other `settings` of the environment (`ALMANAC_RUN_SLOTS`, ...)."""
     api_port, ui_port = free_port(), free_port()
     env = {k: v for k, v in os.environ.items() if not k.startswith(("ALMANAC_", "DAGSTER_"))}
+    env.update(settings or {})
     env.update(
         ALMANAC_HOME=str(home), ALMANAC_PORT=str(api_port), ALMANAC_DAGSTER_PORT=str(ui_port)
     )
@@ -115,6 +119,25 @@ def almanac_up(
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)
         process.wait()
+
+
+def almanac(
+    *args: str, home: Path | None = None, database_url: str | None = None
+) -> subprocess.CompletedProcess[str]:
+    """Another `almanac` command (`backup`, `restore`, ...) as an operator runs it, with only
+    these settings."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("ALMANAC_", "DAGSTER_"))}
+    if home is not None:
+        env["ALMANAC_HOME"] = str(home)
+    if database_url is not None:
+        env["ALMANAC_DATABASE_URL"] = database_url
+    return subprocess.run(
+        [str(Path(sys.executable).parent / "almanac"), *args],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
 
 
 def wait_for(url: str, deadline: float, service: Service) -> httpx.Response:
