@@ -217,6 +217,13 @@ def validation_message(error: ValidationError) -> str:
     return f"{where}: {first['msg']}" if where else str(first["msg"])
 
 
+def field_of(message: str, fields: tuple[str, ...]) -> str | None:
+    """The form field a refusal names (its messages begin `<field>: `), if it is one of
+    `fields`: the page marks that field and leaves the others as they were typed."""
+    named = message.partition(":")[0].strip()
+    return named if named in fields else None
+
+
 @contextmanager
 def refusals() -> Iterator[None]:
     """The API's refusals (account rules, problems) raised as `PageRefused`, so that a page
