@@ -11,7 +11,7 @@ from sqlalchemy.orm import Session
 
 from almanac.platform.accounts.errors import Conflict, NotFound
 from almanac.platform.accounts.models import Account, InvitationRequest, InvitationStatus
-from almanac.platform.mail import MailError, Mailer, MailMessage
+from almanac.platform.mail import Mailer, MailError, MailMessage
 from almanac.platform.publishing.models import Decision, InvitationDecision
 
 log = logging.getLogger(__name__)
