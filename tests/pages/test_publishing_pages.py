@@ -229,3 +229,32 @@ def test_upload_review_publish_install_and_retire_in_the_pages(
     problems = [p for cookie, path, name in pages for p in scan(browsing, cookie, path, name)]
     assert problems == []
     empty_plugin_tables(papi.engine)
+
+
+def test_the_agreement_opens_as_a_page_with_its_version_and_date(papi, browsing) -> None:
+    owner = papi.signed_in("owner@bank.example")
+    org = owner.post("/api/v1/organizations", json={"name": "Bank"}).json()["id"]
+    page = browsing.page(cookie=session_cookie(owner))
+    page.goto(f"/portal/{org}")
+    agreement = page.get_by_role("region", name="Developer Agreement")
+    agreement.get_by_role("link", name="Read version 1").click()
+    expect(page.get_by_role("heading", level=1)).to_have_text("Developer Agreement, version 1")
+    facts = page.locator("dl.facts")
+    expect(facts.locator("dd").nth(1)).to_have_text("Thursday 1 October 2026")
+    expect(facts).to_contain_text("The first version.")
+    # The text is drawn as a document: its own headings and paragraphs, not escaped JSON.
+    text = page.locator(".agreement-text")
+    expect(
+        text.get_by_role("heading", name="Almanac Developer Agreement, version 1")
+    ).to_be_visible()
+    expect(text.get_by_role("heading", name="1. What the publisher offers")).to_be_visible()
+    expect(text.locator("p").first).to_contain_text("In effect from 1 October 2026.")
+    assert '"effective_on"' not in page.content() and "\\n" not in text.inner_text()
+    shot(page, "portal-agreement")
+    # Anyone may read it, as the API's versions are open to all; an unknown version is a 404 page.
+    anonymous = browsing.page()
+    assert anonymous.goto("/portal/agreement/1").status == 200
+    expect(anonymous.get_by_role("heading", level=1)).to_have_text("Developer Agreement, version 1")
+    assert anonymous.goto("/portal/agreement/7").status == 404
+    expect(anonymous.get_by_role("alert")).to_contain_text("no Developer Agreement version 7")
+    assert scan(browsing, None, "/portal/agreement/1", "agreement") == []
