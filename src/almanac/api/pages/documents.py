@@ -20,4 +20,5 @@ def document_html(text: str, *, top_level: int = 2) -> Markup:
             level = min(int(token.tag[1]) + shift, 6)
             token.tag = f"h{level}"
     html = _MARKDOWN.renderer.render(tokens, _MARKDOWN.options, {})
+    # Trusted as markup: markdown-it escapes the text itself and raw HTML is off.
     return Markup(html)
