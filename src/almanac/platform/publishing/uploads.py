@@ -32,7 +32,8 @@ from almanac.platform.publishing.models import (
 )
 from almanac.platform.publishing.review import REVIEW_FILE, review_problems
 from almanac.platform.publishing.roles import require_manager, require_member
-from almanac.platform.store.tables import versions
+from almanac.platform.lifecycle import Trigger
+from almanac.platform.store.tables import moves, versions
 
 log = logging.getLogger(__name__)
 
@@ -69,7 +70,8 @@ class CheckView:
 class UploadView:
     """An uploaded version as its organization sees it. `code_upload_id` is the earlier upload
     whose code this listing-only version shares; `code_published` says its code is a version
-    published at the host already (its code approval stands)."""
+    registered at the host already; `code_approved` says a person approved this code before
+    (`code_approved_before`), so that approval stands for it."""
 
     id: int
     organization_id: int
@@ -79,6 +81,7 @@ class UploadView:
     state: UploadState
     code_upload_id: int | None
     code_published: bool
+    code_approved: bool
     uploaded_by: str
     agent_name: str | None
     uploaded_at: datetime
@@ -137,6 +140,39 @@ def _check_view(row: UploadCheck) -> CheckView:
     )
 
 
+_APPROVED_UPLOADS = (UploadState.APPROVED, UploadState.PUBLISHED, UploadState.SUPERSEDED)
+
+
+def code_approved_before(db: Session, plugin_id: str, digest: str) -> bool:
+    """ "Versioning" 3, a listing-only version: whether a person approved this code (the
+    digest) of the plug-in before, so that its approval stands: a reviewer approved an upload
+    of it (approved, published or superseded since), or the host approved a version with this
+    digest (an `approve` move names it). The same code uploaded before and never approved, or
+    registered at the host and still Pending, has no approval to stand."""
+    reviewed = db.scalar(
+        select(PortalUpload.id)
+        .where(
+            PortalUpload.plugin_id == plugin_id,
+            PortalUpload.digest == digest,
+            PortalUpload.state.in_(_APPROVED_UPLOADS),
+        )
+        .limit(1)
+    )
+    if reviewed is not None:
+        return True
+    at_host = db.scalar(
+        select(moves.c.id)
+        .join(versions, versions.c.id == moves.c.version_id)
+        .where(
+            moves.c.plugin_id == plugin_id,
+            moves.c.action == str(Trigger.APPROVE),
+            versions.c.digest == digest,
+        )
+        .limit(1)
+    )
+    return at_host is not None
+
+
 def upload_view(db: Session, row: PortalUpload) -> UploadView:
     """An upload as its organization sees it, with its checks."""
     return _view(db, row)
@@ -155,6 +191,8 @@ def _view(db: Session, row: PortalUpload) -> UploadView:
         state=UploadState(row.state),
         code_upload_id=row.code_upload_id,
         code_published=row.code_published,
+        code_approved=(row.code_upload_id is not None or row.code_published)
+        and code_approved_before(db, row.plugin_id, row.digest),
         uploaded_by=row.uploaded_by,
         agent_name=row.agent_name,
         uploaded_at=row.uploaded_at,
