@@ -20,6 +20,7 @@ from almanac.platform.contract.manifest import Manifest
 from almanac.platform.contract.pack import CodeRefused, PluginCode, check_code, read_pack
 from almanac.platform.contract.problems import Problem
 from almanac.platform.hosting import update_findings
+from almanac.platform.lifecycle import Trigger
 from almanac.platform.publishing.checks import queue_room_checks, sent_review
 from almanac.platform.publishing.domains import current_domain
 from almanac.platform.publishing.ids import bind_on_upload
@@ -32,7 +33,6 @@ from almanac.platform.publishing.models import (
 )
 from almanac.platform.publishing.review import REVIEW_FILE, review_problems
 from almanac.platform.publishing.roles import require_manager, require_member
-from almanac.platform.lifecycle import Trigger
 from almanac.platform.store.tables import moves, versions
 
 log = logging.getLogger(__name__)
