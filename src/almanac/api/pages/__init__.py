@@ -27,8 +27,10 @@ def install_pages(app: FastAPI) -> None:
         app.include_router(area.router)
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
 
+    # A plain function: Starlette runs it in the thread pool, where reading who is signed in
+    # may wait on the database without holding up the event loop.
     @app.exception_handler(PageRefused)
-    async def _refused(request: Request, exc: PageRefused) -> Response:
+    def _refused(request: Request, exc: PageRefused) -> Response:
         return refused_page(request, exc)
 
     @app.exception_handler(SignInNeeded)
