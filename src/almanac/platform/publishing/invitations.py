@@ -49,8 +49,10 @@ def _invitation_mail(row: InvitationRequest, base_url: str) -> MailMessage:
         subject=f"You are invited to publish plug-ins on Almanac for {row.domain}",
         body=(
             f"Almanac has invited {row.domain} to publish plug-ins, as {row.organization} "
-            f"asked.\n\nThe invitation belongs to the domain. To submit a plug-in for review, "
-            f"in the portal ({portal}):\n"
+            "asked.\n\nThe invitation belongs to the domain. To submit a plug-in for review, "
+            "go to the portal:\n\n"
+            f"{portal}\n\n"
+            "There:\n"
             "1. sign up and verify your e-mail address, and create your organization;\n"
             f"2. name {row.domain} as its domain and prove it (a DNS TXT record or a file, "
             "as the portal shows);\n"
