@@ -20,13 +20,12 @@ from playwright.sync_api import Browser, expect
 from sqlalchemy import Engine
 from sqlalchemy.orm import Session
 
-from almanac.platform import accounts, hosting
+from almanac.platform import accounts
 from almanac.platform.accounts.models import InvitationRequest, InvitationStatus
 from almanac.platform.contract.pack import check_pack
 from almanac.platform.lifecycle import RunTrigger
 from almanac.platform.publishing import invitations
 from almanac.platform.store import plugins as store_plugins
-from almanac.platform.store.engine import write_transaction
 from almanac.platform.store.write import RunFacts, write_run
 from tests.api.conftest import Api, live_api
 from tests.api.test_host import UK, empty_plugin_tables, zip_of
@@ -36,7 +35,7 @@ from tests.pages.test_reader_pages import shot
 from tests.publishing.servers import ProofWorld, proof_world
 from tests.publishing.test_review_and_store import reviewer
 from tests.publishing.test_submission import files_with
-from tests.publishing.test_uploads import Publisher, new_org, publish_at_host, room_checks_done
+from tests.publishing.test_uploads import Publisher, room_checks_done
 
 DOMAIN = "example.org"  # the UK example listing's publisher.domain
 
@@ -229,79 +228,4 @@ def test_upload_review_publish_install_and_retire_in_the_pages(
     ]
     problems = [p for cookie, path, name in pages for p in scan(browsing, cookie, path, name)]
     assert problems == []
-    empty_plugin_tables(papi.engine)
-
-
-def test_the_agreement_opens_as_a_page_with_its_version_and_date(papi, browsing) -> None:
-    owner = papi.signed_in("owner@bank.example")
-    org = owner.post("/api/v1/organizations", json={"name": "Bank"}).json()["id"]
-    page = browsing.page(cookie=session_cookie(owner))
-    page.goto(f"/portal/{org}")
-    agreement = page.get_by_role("region", name="Developer Agreement")
-    agreement.get_by_role("link", name="Read version 1").click()
-    expect(page.get_by_role("heading", level=1)).to_have_text("Developer Agreement, version 1")
-    facts = page.locator("dl.facts")
-    expect(facts.locator("dd").nth(1)).to_have_text("Thursday 1 October 2026")
-    expect(facts).to_contain_text("The first version.")
-    # The text is drawn as a document: its own headings and paragraphs, not escaped JSON.
-    text = page.locator(".agreement-text")
-    expect(
-        text.get_by_role("heading", name="Almanac Developer Agreement, version 1")
-    ).to_be_visible()
-    expect(text.get_by_role("heading", name="1. What the publisher offers")).to_be_visible()
-    expect(text.locator("p").first).to_contain_text("In effect from 1 October 2026.")
-    assert '"effective_on"' not in page.content() and "\\n" not in text.inner_text()
-    shot(page, "portal-agreement")
-    # Anyone may read it, as the API's versions are open to all; an unknown version is a 404 page.
-    anonymous = browsing.page()
-    assert anonymous.goto("/portal/agreement/1").status == 200
-    expect(anonymous.get_by_role("heading", level=1)).to_have_text("Developer Agreement, version 1")
-    assert anonymous.goto("/portal/agreement/7").status == 404
-    expect(anonymous.get_by_role("alert")).to_contain_text("no Developer Agreement version 7")
-    assert scan(browsing, None, "/portal/agreement/1", "agreement") == []
-
-
-def test_the_upload_page_says_a_code_approval_stands_only_when_the_code_was_approved(
-    papi, browsing
-) -> None:
-    empty_plugin_tables(papi.engine)
-    owner, org = new_org(papi, "owner@bank.example", "Bank")
-    pub = Publisher(papi, owner, org)
-    page = browsing.page(cookie=session_cookie(owner))
-
-    def listing_change(files: dict[str, bytes], tagline: str) -> dict[str, bytes]:
-        listing = json.loads(files["listing.json"])
-        listing["tagline"]["en"] = tagline
-        return {**files, "listing.json": json.dumps(listing).encode()}
-
-    def digest_line(upload_id: int) -> str:
-        page.goto(f"/portal/{org}/uploads/{upload_id}")
-        return page.locator("dl.facts dd").nth(1).inner_text()
-
-    # The same code as an earlier upload nobody approved: listing-only, no approval to stand.
-    first = pub.send(zip_of(files_with())).json()
-    second = pub.send(zip_of(listing_change(files_with(), "By nation"))).json()
-    assert second["listing_only"] and not second["code_approved"]
-    line = digest_line(second["id"])
-    assert "listing-only" in line and "approval stands" not in line
-    assert f"the same code as upload {first['id']}, not approved yet" in line
-    assert "listing-only" not in digest_line(first["id"])
-
-    # Registered at the host but still Pending there: not an approval either.
-    pending = files_with(version="1.1.0")
-    with write_transaction(papi.engine) as conn:
-        hosting.register_code(
-            conn, check_pack(zip_of(pending)), origin="upload", by="host@example.org",
-            now=papi.clock(), publisher_organization_id=org,
-        )  # fmt: skip
-    third = pub.send(zip_of(listing_change(pending, "Pending code"))).json()
-    assert third["code_published"] and not third["code_approved"]
-    assert "approval stands" not in digest_line(third["id"])
-
-    # Approved at the host by its digest: now the approval stands, for the API and the page.
-    publish_at_host(pub, files_with(version="1.2.0"))
-    room_checks_done(pub)  # three versions being checked is the most at once
-    fourth = pub.send(zip_of(listing_change(files_with(version="1.2.0"), "Approved"))).json()
-    assert fourth["listing_only"] and fourth["code_approved"]
-    assert "listing-only: its code approval stands" in digest_line(fourth["id"])
     empty_plugin_tables(papi.engine)
