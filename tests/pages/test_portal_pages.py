@@ -91,3 +91,33 @@ def test_the_upload_page_says_a_code_approval_stands_only_when_the_code_was_appr
     assert fourth["listing_only"] and fourth["code_approved"]
     assert "listing-only: its code approval stands" in digest_line(fourth["id"])
     empty_plugin_tables(papi.engine)
+
+
+def test_a_version_without_listing_json_is_warned_it_can_never_be_listed(
+    papi, browsing, tmp_path
+) -> None:
+    empty_plugin_tables(papi.engine)
+    owner, org = new_org(papi, "owner@bank.example", "Bank")
+    files = files_with()
+    del files["listing.json"], files["listing/icon.png"]
+    pack = tmp_path / "no-listing.zip"
+    pack.write_bytes(zip_of(files))
+    page = browsing.page(cookie=session_cookie(owner))
+    page.goto(f"/portal/{org}")
+    page.get_by_label("Pack (.zip made by almanac-plugin.mjs pack)").set_input_files(str(pack))
+    page.get_by_role("button", name="Upload").click()
+    expect(page.get_by_text("Uploaded: its checks run now.")).to_be_visible()
+    listing = page.locator("ul.checks > li").filter(has=page.locator("strong", has_text="listing"))
+    expect(listing).to_contain_text("passed")  # a warning: the version may still be published
+    expect(listing).to_contain_text("PLG-LISTING-MISSING")
+    expect(listing).to_contain_text(
+        "this version has no listing.json: it can be published but never listed in the store; "
+        "add one to list"
+    )
+    shot(page, "portal-upload-no-listing")
+    upload_id = int(page.url.split("/uploads/")[1].split("?")[0])
+    answer = owner.get(f"/api/v1/portal/organizations/{org}/uploads/{upload_id}").json()
+    [warning] = [w for w in answer["warnings"] if w["code"] == "PLG-LISTING-MISSING"]
+    assert warning["severity"] == "warning" and warning["docs"].endswith("/PLG-LISTING-MISSING")
+    assert owner.get(warning["docs"].replace(papi.base_url, "")).status_code == 200
+    empty_plugin_tables(papi.engine)

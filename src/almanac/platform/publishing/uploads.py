@@ -46,8 +46,9 @@ ICON_FILE = "listing/icon.png"
 RECORDS_FILE = "fixtures/records.jsonl"
 
 STATIC_CHECKS = ("manifest", "folder", "imports", "listing", "review", "updates")
-"""The checks made at once, in the upload's answer (listing and review only when the file is
-there, updates only when a version of the plug-in was published)."""
+"""The checks made at once, in the upload's answer (review only when the file is there, listing
+always: without its file, a warning; updates only when a version of the plug-in was
+published)."""
 
 _FOLDER_CODES = ("PLG-FOLDER-", "PLG-FETCH-", "PLG-FIXTURE-", "PLG-CODE-", "PLG-ZIP-")
 
@@ -360,7 +361,8 @@ def static_checks(
 ) -> list[_Static]:
     """The checks whose errors do not refuse the upload but fail the version's check: the
     listing (icon included; the publisher domain against the verified one), review.json's
-    shape; with the warnings of the manifest, folder and update rules that passed."""
+    shape; with the warnings of the manifest, folder and update rules that passed. A version
+    without a listing gets the listing check's warning that it can never be listed."""
     manifest = code.manifest
     warnings = list(code.warnings)
     out = [
@@ -379,9 +381,23 @@ def static_checks(
             verified_domain=verified,
         )
         out.append(_Static("listing", tuple(listing)))
+    else:
+        out.append(_Static("listing", (listing_missing(),)))
     if REVIEW_FILE in files:
         out.append(_Static("review", tuple(review_problems(files[REVIEW_FILE], manifest))))
     return out
+
+
+def listing_missing() -> Problem:
+    """ "Listing of a published plug-in": the store lists only a version with a listing, so a
+    version without listing.json is warned (PLG-LISTING-MISSING) that it may be published but
+    never listed; the warning fails nothing."""
+    return Problem(
+        "PLG-LISTING-MISSING",
+        f"this version has no {LISTING_FILE}: it can be published but never listed in the "
+        "store; add one to list",
+        path=LISTING_FILE,
+    )
 
 
 def _refusals(code: PluginCode, files: Mapping[str, bytes]) -> None:
