@@ -45,7 +45,7 @@ from almanac.api.schemas.host import (
 from almanac.platform import accounts, audience
 from almanac.platform.accounts.models import InvitationRequest
 from almanac.platform.alerts import send as alerts
-from almanac.platform.publishing import invitations
+from almanac.platform.publishing import invitations, listings
 from almanac.platform.store import plugins as store
 from almanac.platform.store.held import decide_held
 from almanac.platform.store.retention import purge
@@ -174,6 +174,7 @@ def _plugin_context(
         "plugin": page,
         "version": version,
         "readers": audience.reader_list(db, plugin_id),
+        "listing": listings.store_listing(db, plugin_id),
         "dagster_url": dagster_asset_url(ctx.settings, plugin_id),
         # The store's own limits, so a browser says them before the server would.
         "limits": {
