@@ -22,6 +22,7 @@ from almanac.platform.mail import (
     OutboxMailer,
     OutboxMessage,
     SmtpMailer,
+    console_note,
     load_mail_settings,
     mailer_for,
 )
@@ -164,6 +165,52 @@ def test_without_an_smtp_server_the_console_shows_each_mail_and_its_link(
     with Session(engine) as db:
         [kept] = db.scalars(select(OutboxMessage)).all()
     assert link in kept.body, "the outbox keeps the same mail"
+    engine.dispose()
+
+
+def test_the_console_prints_each_link_on_its_own_with_nothing_glued_after_it(
+    live_server, sqlite_url, passwords, capfd
+):
+    # A terminal makes a printed address clickable up to the next space: the invitation's link
+    # to the portal once came out as `.../portal):`, which opened no page.
+    upgrade_database(sqlite_url)
+    engine = make_engine(sqlite_url)
+    mailer = mailer_for(load_mail_settings({}), engine)
+    with live_api(live_server, engine, passwords, mailer=mailer) as api:
+        asked = api.client().post(
+            "/api/developers/invitations",
+            json={
+                "email": "dev@example.org",
+                "organization": "Example",
+                "domain": "example.org",
+                "note": "rates",
+            },
+        )
+        assert asked.status_code == 202, asked.text
+        operator = api.signed_in("op@example.org", operator=True)
+        [request] = operator.get("/api/v1/staff/invitations").json()
+        capfd.readouterr()
+        invited = operator.post(f"/api/v1/staff/invitations/{request['id']}/invite")
+        assert invited.status_code == 200 and invited.json()["mailed"] is True
+        console = capfd.readouterr().err
+        links = re.findall(r"^  (\S+)$", console, re.M)
+        assert links == [f"{api.base_url}/portal"], console
+        assert httpx.get(links[0]).status_code == 303  # the portal, which asks to sign in first
+        # The mail itself keeps the link apart from its sentence too.
+        assert f"\n{api.base_url}/portal\n" in api.last_mail("dev@example.org").body
+    # Punctuation closing a sentence is never part of a printed link.
+    note = console_note(
+        MailMessage(
+            "a@example.org",
+            "Links",
+            "See (https://a.example/x), https://b.example/y. Or https://c.example/z?q=1;",
+        )
+    )
+    assert note.splitlines()[1:] == [
+        "  https://a.example/x",
+        "  https://b.example/y",
+        "  https://c.example/z?q=1",
+    ]
     engine.dispose()
 
 

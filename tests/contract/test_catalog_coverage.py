@@ -146,6 +146,7 @@ ASSERTED_ELSEWHERE: dict[str, str] = {
     "PLG-REVIEW-EXAMPLE": "tests/publishing/test_upload_checks.py",
     "PLG-LISTING-LINK-DEAD": "tests/publishing/test_upload_checks.py",
     "CHECK-NETWORK-UNAVAILABLE": "tests/publishing/inside_network_down.py",
+    "PLG-LISTING-MISSING": "tests/pages/test_portal_pages.py",
     "SUBMIT-REFUSED": "tests/publishing/test_submission.py",
     "SUBMIT-CHECKS-NOT-PASSED": "tests/publishing/test_submission.py",
     "SUBMIT-ATTESTATION-MISSING": "tests/publishing/test_submission.py",

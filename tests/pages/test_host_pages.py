@@ -6,6 +6,9 @@ from __future__ import annotations
 
 from datetime import timedelta
 
+from playwright.sync_api import expect
+
+from tests.api.test_host import UK, empty_plugin_tables
 from tests.audience.helpers import T0, StoredPlugin, example_plugin, example_records, fresh_id
 from tests.pages.conftest import PHONE, session_cookie
 from tests.pages.test_reader_pages import shot
@@ -110,8 +113,9 @@ def test_an_operator_approves_by_the_digest_shown_and_runs_the_plugin_page(papi,
     page.get_by_role("status").filter(has_text="Taken down").wait_for()
     page.get_by_role("button", name="Lift the takedown").click()
     page.get_by_role("status").filter(has_text="Takedown lifted").wait_for()
-    page.get_by_role("button", name="Take off the shelf").click()
-    page.get_by_role("status").filter(has_text="Taken off the shelf").wait_for()
+    # Registered at the host, never published through the portal: no shelf to speak of.
+    shelf = page.get_by_role("region", name="Takedown and shelf")
+    assert "Not in the store" in shelf.inner_text()
     page.get_by_role("button", name="Remove").click()
     page.get_by_role("status").filter(has_text="Removed").wait_for()
     page.get_by_role("button", name="Restore: approve this digest again").click()
@@ -174,3 +178,33 @@ def test_an_operator_rolls_back_to_a_version_approved_before(papi, browsing) -> 
     answer = operator.get(f"/api/v1/host/plugins/{plugin.id}").json()
     assert (answer["current_version"], answer["approved_version"]) == ("1.0.0", "1.0.0")
     assert answer["moves"][-1]["by"] == "op@example.org"
+
+
+def test_the_shelf_is_said_only_of_a_plugin_the_store_lists(papi, browsing) -> None:
+    # Imported here: test_store_pages imports this module's MANIFEST through the axe scan.
+    from tests.pages.test_store_pages import published_uk
+
+    published_uk(papi)
+    never = StoredPlugin(papi.engine, {**MANIFEST, "id": fresh_id("n")}, T0).register()
+    operator = papi.signed_in("op@example.org", operator=True)
+    page = browsing.page(cookie=session_cookie(operator))
+    page.goto(f"/host/plugins/{never.id}")
+    shelf = page.get_by_role("region", name="Takedown and shelf")
+    expect(shelf).to_contain_text("Not in the store: it was never published through the portal")
+    assert "On the shelf" not in shelf.inner_text()
+    assert shelf.get_by_role("button", name="Take off the shelf").count() == 0
+
+    page.goto(f"/host/plugins/{UK}")
+    shelf = page.get_by_role("region", name="Takedown and shelf")
+    expect(shelf).to_contain_text("On the shelf: the store lists it")
+    shelf.get_by_role("button", name="Take off the shelf").click()
+    page.get_by_role("status").filter(has_text="Taken off the shelf").wait_for()
+    shelf = page.get_by_role("region", name="Takedown and shelf")
+    expect(shelf).to_contain_text("Off the shelf: the store no longer shows it")
+    shot(page, "host-plugin-off-the-shelf")
+    shelf.get_by_role("button", name="Put back on the shelf").click()
+    page.get_by_role("status").filter(has_text="Back on the shelf").wait_for()
+    expect(page.get_by_role("region", name="Takedown and shelf")).to_contain_text(
+        "On the shelf: the store lists it"
+    )
+    empty_plugin_tables(papi.engine)

@@ -6,8 +6,11 @@ from __future__ import annotations
 
 import re
 
+from playwright.sync_api import expect
+
 from tests.accounts.helpers import PASSWORD
 from tests.audience.helpers import T0, StoredPlugin, fresh_id
+from tests.pages.conftest import session_cookie
 from tests.pages.test_host_pages import MANIFEST
 from tests.pages.test_reader_pages import CASE, stored_case
 
@@ -102,3 +105,23 @@ def test_a_calendar_address_it_cannot_draw_is_a_page_that_says_why(papi) -> None
         page = reader.get(f"/calendar?{query}")
         assert page.status_code == 422, (query, page.text)
         assert page.headers["content-type"].startswith("text/html") and words in page.text
+
+
+def test_an_error_page_keeps_the_signed_in_header(papi, browsing) -> None:
+    reader = papi.signed_in("reader@example.org")
+    page = browsing.page(cookie=session_cookie(reader))
+    for path, status in [("/host", 403), ("/portal/987654", 404), ("/store/no-such-plugin", 404)]:
+        answer = page.goto(path)
+        assert answer is not None and answer.status == status, path
+        expect(page.get_by_role("alert")).to_be_visible()
+        nav = page.get_by_role("navigation", name="Main")
+        expect(nav).to_contain_text("reader@example.org")
+        expect(nav.get_by_role("button", name="Sign out")).to_be_visible()
+        assert nav.get_by_role("link", name="Sign in").count() == 0, path
+    # Nobody signed in (or a session that ended): the error page offers to sign in.
+    anonymous = browsing.page(cookie="an-ended-session")
+    answer = anonymous.goto("/portal/agreement/9")
+    assert answer is not None and answer.status == 404
+    expect(
+        anonymous.get_by_role("navigation", name="Main").get_by_role("link", name="Sign in")
+    ).to_be_visible()

@@ -67,6 +67,19 @@ EMAIL = "operator@example.org"
 PASSWORD = "a long pass phrase for the operator"
 
 
+def _newest_revision() -> str:
+    from alembic.script import ScriptDirectory
+
+    from almanac.platform.store.engine import alembic_config
+
+    [head] = ScriptDirectory.from_config(alembic_config("sqlite://")).get_heads()
+    return str(head)
+
+
+NEWEST = _newest_revision()
+"""The store's newest migration: what a restore migrates an older backup to."""
+
+
 def ok(done: subprocess.CompletedProcess[str]) -> str:
     assert done.returncode == 0, done.stdout + done.stderr
     return done.stdout
@@ -199,7 +212,7 @@ def test_a_backup_taken_inside_a_runs_write_restores_the_store_as_it_was_before_
         wal = Path(f"{home.store}-wal")
         assert wal.stat().st_size > 4_000_000, "the write's pages are in the WAL, uncommitted"
         said = ok(almanac("backup", str(during), home=home.settings.home))
-        assert f"backup written to {during}" in said and "0013_agents" in said, said
+        assert f"backup written to {during}" in said and NEWEST in said, said
         assert not write_lock_free(home.store), "the backup was taken inside the write"
     assert writer.stdout is not None
     committed = json.loads(writer.stdout.readline())
@@ -333,7 +346,7 @@ def test_restore_refuses_a_file_that_is_no_backup_or_is_newer_than_this_code(
     )
     said = refused(almanac("restore", str(newer), home=target))
     assert "holds a store at revision 9999_future, newer than this almanac's migrations" in said
-    assert "the newest here: 0013_agents" in said and "almanac 9.0.0" in said, said
+    assert f"the newest here: {NEWEST}" in said and "almanac 9.0.0" in said, said
     newer_dagster = rewritten(
         backup, tmp_path / "dagster.tar.gz", manifest={"dagster_version": "99.0"}
     )
@@ -363,9 +376,7 @@ def test_a_store_or_dagster_storage_made_by_older_code_is_migrated_after_restore
     said = ok(almanac("restore", str(backup), home=restored))
     assert "the store was migrated to this almanac's newest revision" in said, said
     with closing(sqlite3.connect(restored / "almanac.db")) as db:
-        assert db.execute("SELECT version_num FROM alembic_version").fetchall() == [
-            ("0013_agents",)
-        ]
+        assert db.execute("SELECT version_num FROM alembic_version").fetchall() == [(NEWEST,)]
         assert db.execute("SELECT count(*) FROM agent_tokens").fetchone() == (0,)
 
     # Made with an older Dagster: Dagster's own migration runs on its storage after restore.

@@ -10,7 +10,7 @@ from fastapi import FastAPI, Request
 from fastapi.responses import Response
 from fastapi.staticfiles import StaticFiles
 
-from almanac.api.pages import account, host, portal, reader, review, store
+from almanac.api.pages import account, host, invitations, portal, reader, review, store
 from almanac.api.pages.common import (
     STATIC,
     PageRefused,
@@ -21,14 +21,16 @@ from almanac.api.pages.common import (
 
 
 def install_pages(app: FastAPI) -> None:
-    """Page routes at /, /calendar, /signin, /signup, /signout, /store, /portal, /review and
-    /host; CSS and the small script at /static."""
-    for area in (account, reader, host, store, portal, review):
+    """Page routes at /, /calendar, /signin, /signup, /signout, /invitations, /store, /portal,
+    /review and /host; CSS and the small script at /static."""
+    for area in (account, invitations, reader, host, store, portal, review):
         app.include_router(area.router)
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
 
+    # A plain function: Starlette runs it in the thread pool, where reading who is signed in
+    # may wait on the database without holding up the event loop.
     @app.exception_handler(PageRefused)
-    async def _refused(request: Request, exc: PageRefused) -> Response:
+    def _refused(request: Request, exc: PageRefused) -> Response:
         return refused_page(request, exc)
 
     @app.exception_handler(SignInNeeded)

@@ -229,6 +229,13 @@ def validation_message(error: ValidationError) -> str:
     return f"{where}: {first['msg']}" if where else str(first["msg"])
 
 
+def field_of(message: str, fields: tuple[str, ...]) -> str | None:
+    """The form field a refusal names (its messages begin `<field>: `), if it is one of
+    `fields`: the page marks that field and leaves the others as they were typed."""
+    named = message.partition(":")[0].strip()
+    return named if named in fields else None
+
+
 @contextmanager
 def refusals() -> Iterator[None]:
     """The API's refusals (account rules, problems) raised as `PageRefused`, so that a page
@@ -247,13 +254,19 @@ def refusals() -> Iterator[None]:
 
 
 def refused_page(request: Request, refusal: PageRefused) -> Response:
-    """A refusal as a page with its status, its sentence and a link to the code's docs."""
-    return render(
-        request,
-        "refused.html",
-        {"title": "Not done", "refusal": refusal},
-        status=refusal.status,
-    )
+    """A refusal as a page with its status, its sentence and a link to the code's docs, under
+    the header of whoever is signed in: a refusal is raised before the route has drawn
+    anything, so the session cookie is read again here (in a read-only session of its own)."""
+    ctx = request.app.state.almanac
+    with ctx.sessions() as db:
+        account = optional_account(request, db, ctx.now())
+        return render(
+            request,
+            "refused.html",
+            {"title": "Not done", "refusal": refusal},
+            status=refusal.status,
+            account=account,
+        )
 
 
 def sign_in_redirect(refusal: SignInNeeded) -> Response:

@@ -1,4 +1,5 @@
-"""The operators' pages at /host: every plug-in with its state, and a plug-in's page (its
+"""The operators' pages at /host: every plug-in with its state and the open invitation requests
+(invite or decline each, as the staff API does), and a plug-in's page (its
 current version's files and digest, approve by that digest, pause, resume, remove, restore,
 Held with the first missing dates and its two choices, the retention answer, purge with the
 dry-run counts and the typed id, takedown and the shelf, the private reader list, the last
@@ -31,6 +32,7 @@ from almanac.api.pages.common import (
 )
 from almanac.api.routes import host as host_routes
 from almanac.api.routes.host_pages import plugin_page, summary, version_page
+from almanac.api.schemas import RowIdPath
 from almanac.api.schemas.host import (
     DigestIn,
     HeldDecisionIn,
@@ -40,8 +42,10 @@ from almanac.api.schemas.host import (
     RollbackIn,
     TakedownIn,
 )
-from almanac.platform import audience
+from almanac.platform import accounts, audience
+from almanac.platform.accounts.models import InvitationRequest
 from almanac.platform.alerts import send as alerts
+from almanac.platform.publishing import invitations, listings
 from almanac.platform.publishing.checks import network_outage
 from almanac.platform.publishing.network import RETRY_WITHOUT_PROBE
 from almanac.platform.store import plugins as store
@@ -77,20 +81,85 @@ def dagster_asset_url(settings: Settings, plugin_id: str) -> str:
     return f"{parts.scheme or 'http'}://{host}:{settings.dagster_port}/assets/plugins/{quote(plugin_id)}"
 
 
-@router.get("")
-def plugins(request: Request, account: PageOperator, db: Db, ctx: Context) -> Response:
-    """Every plug-in ever registered, removed ones too, with its state and flags."""
+def _list_context(db: Session, ctx: Context) -> dict[str, object]:
     listed = [summary(s) for s in store.all_plugins(db.connection())]
-    context = {
+    return {
         "title": "Host",
         "plugins": listed,
         "network": network_outage(db),
         "network_probe": ctx.settings.network_probe,
         "retry_minutes": int(RETRY_WITHOUT_PROBE.total_seconds() // 60),
+        "requests": accounts.open_requests(db),
         "alerts": alerts.sent_alerts(db, limit=20),
         "dagster": {p.id: dagster_asset_url(ctx.settings, p.id) for p in listed},
+        "done": None,
+        "error": None,
     }
+
+
+def _answered(db: Session, done: str, request_id: int | None, mailed: str) -> str | None:
+    """What the list says after an invitation request was answered."""
+    row = db.get(InvitationRequest, request_id) if request_id is not None else None
+    if row is None or done not in ("invite", "decline"):
+        return None
+    if done == "decline":
+        return f"Declined {row.domain}: nobody was mailed."
+    if mailed == "1":
+        return f"Invited {row.domain}: {row.email} was mailed."
+    return f"Invited {row.domain}, but the mail to {row.email} could not be sent (see the log)."
+
+
+@router.get("")
+def plugins(
+    request: Request,
+    account: PageOperator,
+    db: Db,
+    ctx: Context,
+    done: str = "",
+    request_id: int | None = None,
+    mailed: str = "",
+) -> Response:
+    """Every plug-in ever registered, removed ones too, with its state and flags; the open
+    invitation requests, oldest first; the alerts sent."""
+    context = _list_context(db, ctx)
+    context["done"] = _answered(db, done, request_id, mailed)
     return render(request, "host_list.html", context, account=account)
+
+
+@router.post("/invitations/{request_id}/{decision}")
+def answer_request(
+    request: Request,
+    request_id: RowIdPath,
+    decision: str,
+    account: PageOperator,
+    form: Form,
+    db: Db,
+    ctx: Context,
+    now: Now,
+) -> Response:
+    """Invite or decline an open request by the staff routes' domain functions; the invitation
+    mail goes once the decision is committed. A request answered meanwhile draws the list again
+    with the API's sentence (INVITATION-NOT-OPEN)."""
+    try:
+        with refusals():
+            if decision == "invite":
+                made = invitations.invite(db, request_id, account, now, ctx.settings.base_url)
+            elif decision == "decline":
+                made = invitations.decline(db, request_id, account, now)
+            else:
+                raise PageRefused(404, "NOT-FOUND", f"no answer {decision!r} to a request")
+            db.commit()
+    except PageRefused as refusal:
+        db.rollback()
+        if refusal.status == 404:
+            raise
+        context = _list_context(db, ctx)
+        context["error"] = refusal
+        return render(request, "host_list.html", context, status=refusal.status, account=account)
+    mailed = invitations.send_decision_mail(ctx.mailer, made, now)
+    return redirect(
+        f"/host?done={decision}&request_id={made.request_id}&mailed={int(mailed)}#invitations"
+    )
 
 
 def _plugin_context(
@@ -110,6 +179,7 @@ def _plugin_context(
         "plugin": page,
         "version": version,
         "readers": audience.reader_list(db, plugin_id),
+        "listing": listings.store_listing(db, plugin_id),
         "dagster_url": dagster_asset_url(ctx.settings, plugin_id),
         # The store's own limits, so a browser says them before the server would.
         "limits": {

@@ -20,6 +20,7 @@ from starlette.datastructures import UploadFile
 from almanac.api.deps import Context, Db, Now
 from almanac.api.pages.common import (
     Form,
+    MaybeAccount,
     PageAccount,
     PageRefused,
     redirect,
@@ -27,9 +28,10 @@ from almanac.api.pages.common import (
     render,
     text_field,
 )
+from almanac.api.pages.documents import document_html
 from almanac.api.routes.portal import code_refusals
 from almanac.api.schemas import RowIdPath
-from almanac.api.schemas.portal import DomainIn, PluginIdIn, RetireIn
+from almanac.api.schemas.portal import AgreementVersionPath, DomainIn, PluginIdIn, RetireIn
 from almanac.platform import accounts, agents, audience
 from almanac.platform.accounts import Account
 from almanac.platform.accounts.organizations import MANAGERS
@@ -88,6 +90,22 @@ def make_organization(form: Form, account: PageAccount, db: Db, now: Now) -> Res
         made = accounts.create_organization(db, account, text_field(form, "name"), now)
     db.commit()
     return redirect(f"/portal/{made.id}?done=organization")
+
+
+@router.get("/agreement/{version}")
+def agreement_page(
+    request: Request, version: AgreementVersionPath, account: MaybeAccount, db: Db
+) -> Response:
+    """A Developer Agreement version as a document: its text drawn, its number, effective date
+    and note of changes. Open to anyone, as `GET /api/v1/portal/agreement/versions/{version}`."""
+    with refusals():
+        found = agreement.agreement_version(db, version)
+    context = {
+        "title": f"Developer Agreement, version {found.version}",
+        "found": found,
+        "text": document_html(found.text),
+    }
+    return render(request, "portal_agreement.html", context, account=account)
 
 
 @router.get("/device")

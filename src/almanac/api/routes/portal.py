@@ -319,6 +319,7 @@ def upload_out(found: uploads.UploadView, base_url: str) -> UploadOut:
         listing_only=found.listing_only,
         code_upload_id=found.code_upload_id,
         code_published=found.code_published,
+        code_approved=found.code_approved,
         uploaded_by=found.uploaded_by,
         agent_name=found.agent_name,
         uploaded_at=found.uploaded_at,

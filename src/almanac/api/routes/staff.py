@@ -4,7 +4,6 @@ versions."""
 
 from __future__ import annotations
 
-import logging
 from datetime import datetime
 
 from fastapi import APIRouter, Query, Response, status
@@ -25,11 +24,9 @@ from almanac.api.schemas.staff import (
 )
 from almanac.platform import accounts
 from almanac.platform.accounts import StaffGrant
-from almanac.platform.mail import MailError, outbox
+from almanac.platform.mail import outbox
 from almanac.platform.publishing import agreement, invitations
 from almanac.platform.publishing.invitations import DecisionMade
-
-log = logging.getLogger(__name__)
 
 router = APIRouter(prefix="/staff", tags=["staff"])
 
@@ -78,13 +75,7 @@ def invitation_requests(operator: Operator, db: Db) -> list[InvitationRequestOut
 
 def _decision(ctx: ApiContext, made: DecisionMade, now: datetime) -> InvitationDecisionOut:
     """Mail what the decision sends (its transaction committed) and answer with it."""
-    mailed = bool(made.mail)
-    for message in made.mail:
-        try:
-            ctx.mailer.send(message, now)
-        except MailError as exc:
-            mailed = False
-            log.warning("invitation mail for request %s not sent: %s", made.request_id, exc)
+    mailed = invitations.send_decision_mail(ctx.mailer, made, now)
     return InvitationDecisionOut(
         request_id=made.request_id,
         domain=made.domain,

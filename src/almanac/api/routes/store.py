@@ -45,6 +45,7 @@ def _page_out(page: storefront.StorePage) -> StorePageOut:
         ],
         schedule=page.schedule,
         timezone=page.timezone,
+        schedule_words=page.schedule_words,
         version=page.version,
         last_success=page.last_success,
         listing_state=page.listing_state,

@@ -163,11 +163,15 @@ class UploadOut(BaseModel):
         description="the newer upload that took this one's place in review"
     )
     listing_only: bool = Field(
-        description="the same code as an earlier upload or a published version, with other "
-        "files outside the digest (listing, review): its code approval stands"
+        description="the same code as an earlier upload or a version at the host, with other "
+        "files outside the digest (listing, review)"
     )
     code_upload_id: int | None = Field(description="the earlier upload of the same code")
-    code_published: bool = Field(description="the code is a version published already")
+    code_published: bool = Field(description="the code is a version registered at the host")
+    code_approved: bool = Field(
+        description="a person approved this code before (a reviewer, or the host by its "
+        "digest): that code approval stands for this listing-only version"
+    )
     uploaded_by: str
     agent_name: str | None
     uploaded_at: datetime

@@ -42,6 +42,9 @@ class StorePageOut(BaseModel):
     examples: list[StoreExampleDayOut]
     schedule: str
     timezone: str
+    schedule_words: str = Field(
+        description="the schedule in the app's words, e.g. every weekday at 16:00 Europe/Prague"
+    )
     version: str
     last_success: datetime | None
     listing_state: str = Field(description="listed, unlisted, shelved, taken-down or retired")

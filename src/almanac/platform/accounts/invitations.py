@@ -74,7 +74,7 @@ def request_invitation(
     ).scalar_one()
     if recent >= REQUESTS_PER_ADDRESS:
         raise RateLimited(
-            f"at most {REQUESTS_PER_ADDRESS} invitation requests a day per address; "
+            f"email: at most {REQUESTS_PER_ADDRESS} invitation requests a day per address; "
             "try again tomorrow"
         )
     row = InvitationRequest(

@@ -111,16 +111,32 @@ class SmtpMailer:
 
 
 _LINK = re.compile(r"https?://[^\s<>\"']+")
+_CLOSING = ".,;:!?"
+_PAIRS = {")": "(", "]": "[", "}": "{"}
+
+
+def _bare_link(found: str) -> str:
+    """A link found in running text without the punctuation of the sentence around it: a
+    closing `.`, `,`, `:`... and a bracket the link does not open itself (`(https://x/a)`),
+    so that a terminal that makes the printed line clickable opens the page."""
+    while found:
+        last = found[-1]
+        if last in _CLOSING or (last in _PAIRS and found.count(last) > found.count(_PAIRS[last])):
+            found = found[:-1]
+        else:
+            break
+    return found
 
 
 def mail_links(body: str) -> list[str]:
-    """Every link of a message's body (a verification link, say), in order."""
-    return _LINK.findall(body)
+    """Every link of a message's body (a verification link, say), in order, without the
+    punctuation of the sentence around it (`_bare_link`)."""
+    return [_bare_link(link) for link in _LINK.findall(body)]
 
 
 def console_note(message: MailMessage) -> str:
     """The lines the outbox prints for a message: recipient, subject, and each link of the body
-    (a verification link, say), one a line."""
+    (a verification link, say), one a line with nothing after it."""
     lines = [f"mail to {message.to} (kept in the outbox, no SMTP server set): {message.subject}"]
     lines.extend(f"  {link}" for link in mail_links(message.body))
     return "\n".join(lines)

@@ -11,7 +11,7 @@ from sqlalchemy.orm import Session
 
 from almanac.platform.accounts.errors import Conflict, NotFound
 from almanac.platform.accounts.models import Account, InvitationRequest, InvitationStatus
-from almanac.platform.mail import MailMessage
+from almanac.platform.mail import Mailer, MailError, MailMessage
 from almanac.platform.publishing.models import Decision, InvitationDecision
 
 log = logging.getLogger(__name__)
@@ -49,8 +49,10 @@ def _invitation_mail(row: InvitationRequest, base_url: str) -> MailMessage:
         subject=f"You are invited to publish plug-ins on Almanac for {row.domain}",
         body=(
             f"Almanac has invited {row.domain} to publish plug-ins, as {row.organization} "
-            f"asked.\n\nThe invitation belongs to the domain. To submit a plug-in for review, "
-            f"in the portal ({portal}):\n"
+            "asked.\n\nThe invitation belongs to the domain. To submit a plug-in for review, "
+            "go to the portal:\n\n"
+            f"{portal}\n\n"
+            "There:\n"
             "1. sign up and verify your e-mail address, and create your organization;\n"
             f"2. name {row.domain} as its domain and prove it (a DNS TXT record or a file, "
             "as the portal shows);\n"
@@ -99,6 +101,20 @@ def decline(db: Session, request_id: int, staff: Account, now: datetime) -> Deci
     db.flush()
     log.info("invitation request %s declined by account %s", row.id, staff.id)
     return DecisionMade(row.id, row.domain, Decision.DECLINED, now)
+
+
+def send_decision_mail(mailer: Mailer, made: DecisionMade, now: datetime) -> bool:
+    """Hand over the mail a decision sends, once its transaction is committed; whether the
+    requester was mailed (never, for a decline). A mail that cannot be handed over is logged:
+    the decision stands."""
+    mailed = bool(made.mail)
+    for message in made.mail:
+        try:
+            mailer.send(message, now)
+        except MailError as exc:
+            mailed = False
+            log.warning("invitation mail for request %s not sent: %s", made.request_id, exc)
+    return mailed
 
 
 def is_invited(db: Session, domain: str) -> bool:

@@ -115,6 +115,13 @@ def listing_view(db: Session, listing: StoreListing) -> ListingView:
     )
 
 
+def store_listing(db: Session, plugin_id: str) -> ListingView | None:
+    """The plug-in's listing when it was published through the portal; None for a plug-in
+    registered at the host only, which the store never shows (so no shelf acts on it)."""
+    listing = db.get(StoreListing, plugin_id)
+    return None if listing is None else listing_view(db, listing)
+
+
 def not_newly_installable(db: Session, plugin_ids: Iterable[str]) -> set[str]:
     """ "Listing of a published plug-in", Unpublish: of these ids, the plug-ins published
     through the portal that nobody new may install (unlisted, shelved, taken down, retired, or

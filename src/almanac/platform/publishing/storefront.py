@@ -30,6 +30,7 @@ from almanac.platform.publishing.models import PortalUpload, StoreListing
 from almanac.platform.publishing.uploads import RECORDS_FILE
 from almanac.platform.reader.names import pick_name
 from almanac.platform.reader.render import Day, render_days
+from almanac.platform.reader.words import schedule_words
 from almanac.platform.store.tables import plugins, runs
 
 CONTEXT_FILE = "fixtures/context.json"
@@ -71,6 +72,7 @@ class StorePage:
     examples: tuple[ExampleDay, ...]
     schedule: str
     timezone: str
+    schedule_words: str
     version: str
     last_success: datetime | None
     listing_state: str
@@ -245,6 +247,7 @@ def store_page(db: Session, reader: Account, plugin_id: str, language: str = "en
         examples=tuple(_example_days(listing, readable, language, db)),
         schedule=manifest.schedule,
         timezone=manifest.timezone,
+        schedule_words=schedule_words(manifest.schedule, manifest.timezone),
         version=upload.version,
         last_success=_last_success(db, plugin_id),
         listing_state=seen.view.state,

@@ -20,6 +20,7 @@ from almanac.platform.contract.manifest import Manifest
 from almanac.platform.contract.pack import CodeRefused, PluginCode, check_code, read_pack
 from almanac.platform.contract.problems import Problem
 from almanac.platform.hosting import update_findings
+from almanac.platform.lifecycle import Trigger
 from almanac.platform.publishing.checks import queue_room_checks, sent_review
 from almanac.platform.publishing.diff import structured
 from almanac.platform.publishing.domains import current_domain
@@ -33,7 +34,7 @@ from almanac.platform.publishing.models import (
 )
 from almanac.platform.publishing.review import REVIEW_FILE, review_problems
 from almanac.platform.publishing.roles import require_manager, require_member
-from almanac.platform.store.tables import versions
+from almanac.platform.store.tables import moves, versions
 
 log = logging.getLogger(__name__)
 
@@ -46,8 +47,9 @@ ICON_FILE = "listing/icon.png"
 RECORDS_FILE = "fixtures/records.jsonl"
 
 STATIC_CHECKS = ("manifest", "folder", "imports", "listing", "review", "updates")
-"""The checks made at once, in the upload's answer (listing and review only when the file is
-there, updates only when a version of the plug-in was published)."""
+"""The checks made at once, in the upload's answer (review only when the file is there, listing
+always: without its file, a warning; updates only when a version of the plug-in was
+published)."""
 
 _FOLDER_CODES = ("PLG-FOLDER-", "PLG-FETCH-", "PLG-FIXTURE-", "PLG-CODE-", "PLG-ZIP-")
 
@@ -70,7 +72,8 @@ class CheckView:
 class UploadView:
     """An uploaded version as its organization sees it. `code_upload_id` is the earlier upload
     whose code this listing-only version shares; `code_published` says its code is a version
-    published at the host already (its code approval stands)."""
+    registered at the host already; `code_approved` says a person approved this code before
+    (`code_approved_before`), so that approval stands for it."""
 
     id: int
     organization_id: int
@@ -80,6 +83,7 @@ class UploadView:
     state: UploadState
     code_upload_id: int | None
     code_published: bool
+    code_approved: bool
     uploaded_by: str
     agent_name: str | None
     uploaded_at: datetime
@@ -138,6 +142,39 @@ def _check_view(row: UploadCheck) -> CheckView:
     )
 
 
+_APPROVED_UPLOADS = (UploadState.APPROVED, UploadState.PUBLISHED, UploadState.SUPERSEDED)
+
+
+def code_approved_before(db: Session, plugin_id: str, digest: str) -> bool:
+    """ "Versioning" 3, a listing-only version: whether a person approved this code (the
+    digest) of the plug-in before, so that its approval stands: a reviewer approved an upload
+    of it (approved, published or superseded since), or the host approved a version with this
+    digest (an `approve` move names it). The same code uploaded before and never approved, or
+    registered at the host and still Pending, has no approval to stand."""
+    reviewed = db.scalar(
+        select(PortalUpload.id)
+        .where(
+            PortalUpload.plugin_id == plugin_id,
+            PortalUpload.digest == digest,
+            PortalUpload.state.in_(_APPROVED_UPLOADS),
+        )
+        .limit(1)
+    )
+    if reviewed is not None:
+        return True
+    at_host = db.scalar(
+        select(moves.c.id)
+        .join(versions, versions.c.id == moves.c.version_id)
+        .where(
+            moves.c.plugin_id == plugin_id,
+            moves.c.action == str(Trigger.APPROVE),
+            versions.c.digest == digest,
+        )
+        .limit(1)
+    )
+    return at_host is not None
+
+
 def upload_view(db: Session, row: PortalUpload) -> UploadView:
     """An upload as its organization sees it, with its checks."""
     return _view(db, row)
@@ -156,6 +193,8 @@ def _view(db: Session, row: PortalUpload) -> UploadView:
         state=UploadState(row.state),
         code_upload_id=row.code_upload_id,
         code_published=row.code_published,
+        code_approved=(row.code_upload_id is not None or row.code_published)
+        and code_approved_before(db, row.plugin_id, row.digest),
         uploaded_by=row.uploaded_by,
         agent_name=row.agent_name,
         uploaded_at=row.uploaded_at,
@@ -323,7 +362,8 @@ def static_checks(
 ) -> list[_Static]:
     """The checks whose errors do not refuse the upload but fail the version's check: the
     listing (icon included; the publisher domain against the verified one), review.json's
-    shape; with the warnings of the manifest, folder and update rules that passed."""
+    shape; with the warnings of the manifest, folder and update rules that passed. A version
+    without a listing gets the listing check's warning that it can never be listed."""
     manifest = code.manifest
     warnings = list(code.warnings)
     out = [
@@ -342,9 +382,23 @@ def static_checks(
             verified_domain=verified,
         )
         out.append(_Static("listing", tuple(listing)))
+    else:
+        out.append(_Static("listing", (listing_missing(),)))
     if REVIEW_FILE in files:
         out.append(_Static("review", tuple(review_problems(files[REVIEW_FILE], manifest))))
     return out
+
+
+def listing_missing() -> Problem:
+    """ "Listing of a published plug-in": the store lists only a version with a listing, so a
+    version without listing.json is warned (PLG-LISTING-MISSING) that it may be published but
+    never listed; the warning fails nothing."""
+    return Problem(
+        "PLG-LISTING-MISSING",
+        f"this version has no {LISTING_FILE}: it can be published but never listed in the "
+        "store; add one to list",
+        path=LISTING_FILE,
+    )
 
 
 def _refusals(code: PluginCode, files: Mapping[str, bytes]) -> None:
