@@ -28,6 +28,7 @@ from almanac.platform.accounts.staff import has_staff_role
 from almanac.platform.contract.pack import read_pack
 from almanac.platform.contract.problems import Problem
 from almanac.platform.mail import MailMessage
+from almanac.platform.publishing.decisions import DecisionView, decision_view, decisions_of
 from almanac.platform.publishing.domains import current_domain
 from almanac.platform.publishing.gate import is_update, review_document, reviewed_digest
 from almanac.platform.publishing.models import (
@@ -87,20 +88,6 @@ class FileChange:
     published_size: int | None
     binary: bool
     diff: str | None
-
-
-@dataclass(frozen=True, slots=True)
-class DecisionView:
-    """A reviewer's decision with its reason and note, and the reviewed content it names."""
-
-    id: int
-    upload_id: int
-    decision: Verdict
-    reason: str
-    note: str
-    reviewer: str
-    reviewed: str
-    decided_at: datetime
 
 
 @dataclass(frozen=True, slots=True)
@@ -242,29 +229,6 @@ def file_changes(files: Mapping[str, bytes], published: Mapping[str, bytes]) -> 
     return changes
 
 
-def _decision_view(row: ReviewDecision) -> DecisionView:
-    return DecisionView(
-        id=row.id,
-        upload_id=row.upload_id,
-        decision=Verdict(row.decision),
-        reason=row.reason,
-        note=row.note,
-        reviewer=row.reviewer,
-        reviewed=row.reviewed,
-        decided_at=row.decided_at,
-    )
-
-
-def decisions_of(db: Session, upload_id: int) -> list[DecisionView]:
-    """The decisions on an upload, oldest first."""
-    rows = db.scalars(
-        select(ReviewDecision)
-        .where(ReviewDecision.upload_id == upload_id)
-        .order_by(ReviewDecision.id)
-    )
-    return [_decision_view(row) for row in rows]
-
-
 def _upload(db: Session, upload_id: int) -> PortalUpload:
     row = db.get(PortalUpload, upload_id)
     if row is None or row.submitted_at is None:
@@ -391,7 +355,12 @@ def decide(
         publish_approved(db, row, f"{row.submitted_by} (published on approval)", now)
         lines += ["", "It was published at once, as chosen when it was submitted."]
     elif verdict is Verdict.APPROVE:
-        lines += ["", "An owner or admin publishes it from the portal when ready."]
+        # "Version in the portal", approved: a person or an agent allowed to publish may.
+        lines += [
+            "",
+            "An owner or admin publishes it from the portal when ready, or an agent allowed "
+            "to publish does (the tool's publish command).",
+        ]
     mails = tell_managers(
         db,
         row.organization_id,
@@ -403,4 +372,4 @@ def decide(
         now=now,
     )
     log.info("upload %s %s by reviewer %s", row.id, verdict.value, reviewer.email)
-    return Decided(_decision_view(decision), upload_view(db, row), tuple(mails))
+    return Decided(decision_view(decision), upload_view(db, row), tuple(mails))

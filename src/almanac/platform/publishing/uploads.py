@@ -21,6 +21,7 @@ from almanac.platform.contract.pack import CodeRefused, PluginCode, check_code, 
 from almanac.platform.contract.problems import Problem
 from almanac.platform.hosting import update_findings
 from almanac.platform.publishing.checks import queue_room_checks, sent_review
+from almanac.platform.publishing.decisions import DecisionView, decisions_of
 from almanac.platform.publishing.domains import current_domain
 from almanac.platform.publishing.ids import bind_on_upload
 from almanac.platform.publishing.imports import import_problems
@@ -93,6 +94,8 @@ class UploadView:
     publish_on_approval: bool = False
     published_by: str | None = None
     published_at: datetime | None = None
+    decision: DecisionView | None = None
+    """The latest reviewer's decision, with its reason and note."""
 
     @property
     def listing_only(self) -> bool:
@@ -138,7 +141,7 @@ def _check_view(row: UploadCheck) -> CheckView:
 
 
 def upload_view(db: Session, row: PortalUpload) -> UploadView:
-    """An upload as its organization sees it, with its checks."""
+    """An upload as its organization sees it, with its checks and the latest decision on it."""
     return _view(db, row)
 
 
@@ -146,6 +149,7 @@ def _view(db: Session, row: PortalUpload) -> UploadView:
     checks = db.scalars(
         select(UploadCheck).where(UploadCheck.upload_id == row.id).order_by(UploadCheck.id)
     )
+    decisions = decisions_of(db, row.id)
     return UploadView(
         id=row.id,
         organization_id=row.organization_id,
@@ -169,6 +173,7 @@ def _view(db: Session, row: PortalUpload) -> UploadView:
         publish_on_approval=row.publish_on_approval,
         published_by=row.published_by,
         published_at=row.published_at,
+        decision=decisions[-1] if decisions else None,
     )
 
 
