@@ -182,6 +182,7 @@ def build_definitions(
         engine,
         check_sources or default_sources(settings.base_url),
         mailer or environment_mailer,
+        settings.base_url,
         check_room or locked_room_run,
         clock,
     )

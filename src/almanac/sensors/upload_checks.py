@@ -100,11 +100,13 @@ def upload_check_definitions(
     engine: Engine,
     sources: Callable[[], Sources],
     mailer: Callable[[], Mailer],
+    base_url: str,
     room: Callable[[], RoomRun] = locked_room_run,
     clock: Clock = evaluation_time,
 ) -> dg.Definitions:
     """The checks job and the sensor that starts it. `sources`, `mailer` and `room` are made
-    when a run (or a tick failing checks past their deadline) needs them."""
+    when a run (or a tick failing checks past their deadline) needs them; the mail links pages
+    under `base_url`, the service's public address."""
 
     @dg.op(
         name="upload_checks",
@@ -119,7 +121,7 @@ def upload_check_definitions(
             context.log.info(f"checks of host version {version_id}: {done}")
             return
         upload_id = int(context.run.tags[TAG_UPLOAD])
-        done = run_room_checks(sessions, upload_id, room(), sources(), mailer(), clock)
+        done = run_room_checks(sessions, upload_id, room(), sources(), mailer(), clock, base_url)
         context.log.info(f"checks of upload {upload_id}: {done}")
 
     @dg.job(
@@ -142,7 +144,7 @@ def upload_check_definitions(
     def _due(context: dg.SensorEvaluationContext) -> dg.SensorResult | dg.SkipReason:
         now: datetime = clock()
         with Session(writing(engine)) as db:
-            expired = expire_overdue(db, now)
+            expired = expire_overdue(db, now, base_url)
             db.commit()
             queued = queued_uploads(db)
             hosted = queued_versions(db)
