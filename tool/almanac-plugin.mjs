@@ -3069,18 +3069,22 @@ Repeat until check passes. Do not edit \`fixtures/records.jsonl\` by hand to mak
 
 ## Publishing (an agent login approved by a person)
 Every publishing command takes \`--json\` (one JSON object on stdout) and exits 0 done, 1 not
-logged in, unreachable or refused (the code and message on stderr), 2 not understood.
+logged in, unreachable or refused (the code and message on stderr, then \`next:\`), 2 not
+understood. Do what each \`next:\` line (or \`next\` with \`--json\`) says.
 1. \`node almanac-plugin.mjs login --server <address> --name <your name>\` prints a code and an
    address: ask an owner or admin of the organization to open it and approve (they choose whether
    you may publish). It waits; run it again within 10 minutes and it waits for the same code.
 2. For an update, \`node almanac-plugin.mjs check --against <version id>\` first: the version number
    and the update rules, as the server applies them at upload.
 3. \`node almanac-plugin.mjs upload\` checks, packs and uploads this folder (nothing is sent when
-   check fails), then \`status\` follows the checks until they are final.
+   check fails), then \`status --wait\` follows the checks until they are final. \`status\` exits
+   0 when every check passed, 1 when one failed (fix it, raise \`version\`, upload again), 3 while
+   they are still being made; it also shows a reviewer's decision with its reason and note.
 4. \`node almanac-plugin.mjs review --file review.json --attest\` sends the review information and
    makes the five attestations in the organization's name: make them only when they are true.
 5. \`node almanac-plugin.mjs submit\`: refused with every reason until all conditions hold; the
    reasons for a person (domain, agreement, invitation) are theirs to settle in the portal.
+   Then \`status\` shows the reviewer's decision: changes requested come with the reason and note.
 6. Once approved, \`publish\` (and later \`unpublish\`, \`relist\`) only when your login allows
    publishing (else AGENT_MAY_NOT_PUBLISH): otherwise tell a person it is ready.
 Never: verify the domain, accept the agreement, approve agents, or retire (AGENT_FORBIDDEN).
@@ -3379,7 +3383,8 @@ export function toolCommand(cwd = process.cwd()) {
 // commands that speak to the service's `portal` and `device` areas (DECISIONS 10). They talk
 // only to the server given to `login` (kept beside the token), send the token nowhere else and
 // follow no redirect. Exit 1: not logged in, unreachable, or refused (code and message on
-// stderr); with --json one object on stdout, {ok: true, ...} or {ok: false, error}.
+// stderr, then what to do next); with --json one object on stdout, {ok: true, ...} or
+// {ok: false, error}. status exits by the version's checks: 0 passed, 1 failed, 3 being made.
 // ---------------------------------------------------------------------------------------------
 
 export const CLIENT_ID = "almanac-plugin";

@@ -65,7 +65,7 @@ def tool_templates(source: str) -> set[str]:
 
 def _joined(node: ast.JoinedStr) -> list[str | None]:
     """An f-string's parts: its text, None for each placeholder."""
-    return [v.value if isinstance(v, ast.Constant) else None for v in node.values]  # type: ignore[misc]
+    return [str(v.value) if isinstance(v, ast.Constant) else None for v in node.values]
 
 
 def platform_templates(files: list[Path]) -> dict[str, Path]:
