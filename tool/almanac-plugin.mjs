@@ -3071,18 +3071,22 @@ Repeat until check passes. Do not edit \`fixtures/records.jsonl\` by hand to mak
 
 ## Publishing (an agent login approved by a person)
 Every publishing command takes \`--json\` (one JSON object on stdout) and exits 0 done, 1 not
-logged in, unreachable or refused (the code and message on stderr), 2 not understood.
+logged in, unreachable or refused (the code and message on stderr, then \`next:\`), 2 not
+understood. Do what each \`next:\` line (or \`next\` with \`--json\`) says.
 1. \`node almanac-plugin.mjs login --server <address> --name <your name>\` prints a code and an
    address: ask an owner or admin of the organization to open it and approve (they choose whether
    you may publish). It waits; run it again within 10 minutes and it waits for the same code.
 2. For an update, \`node almanac-plugin.mjs check --against <version id>\` first: the version number
    and the update rules, as the server applies them at upload.
 3. \`node almanac-plugin.mjs upload\` checks, packs and uploads this folder (nothing is sent when
-   check fails), then \`status\` follows the checks until they are final.
+   check fails), then \`status --wait\` follows the checks until they are final. \`status\` exits
+   0 when every check passed, 1 when one failed (fix it, raise \`version\`, upload again), 3 while
+   they are still being made; it also shows a reviewer's decision with its reason and note.
 4. \`node almanac-plugin.mjs review --file review.json --attest\` sends the review information and
    makes the five attestations in the organization's name: make them only when they are true.
 5. \`node almanac-plugin.mjs submit\`: refused with every reason until all conditions hold; the
    reasons for a person (domain, agreement, invitation) are theirs to settle in the portal.
+   Then \`status\` shows the reviewer's decision: changes requested come with the reason and note.
 6. Once approved, \`publish\` (and later \`unpublish\`, \`relist\`) only when your login allows
    publishing (else AGENT_MAY_NOT_PUBLISH): otherwise tell a person it is ready.
 Never: verify the domain, accept the agreement, approve agents, or retire (AGENT_FORBIDDEN).
@@ -3105,10 +3109,14 @@ To publish, follow "Publishing" in AGENTS.md: login (a person approves the code)
 export class UsageError extends Error {}
 class Failure extends Error {}
 
+/** The path shown beside a finding's code: none when its message begins with it already (the
+ * update and manifest rules' messages do: "series: the update removes ..."). */
+const shownPath = (p) => (p.path && p.path !== p.file && !String(p.message).startsWith(`${p.path}:`) ? p.path : null);
+
 function printFindings(findings, stream = process.stderr) {
   const base = baseUrl();
   for (const p of findings) {
-    const where = [p.file, p.path && p.path !== p.file ? p.path : null, p.line ? `line ${p.line}` : null].filter(Boolean).join(" ");
+    const where = [p.file, shownPath(p), p.line ? `line ${p.line}` : null].filter(Boolean).join(" ");
     stream.write(`${p.severity} ${p.code}${where ? ` (${where})` : ""}: ${p.message}\n  fix: ${CATALOG_BY_CODE.get(p.code).fix}\n  docs: ${base}/docs/problems/${p.code}\n`);
   }
 }
@@ -3377,7 +3385,8 @@ export function toolCommand(cwd = process.cwd()) {
 // commands that speak to the service's `portal` and `device` areas (DECISIONS 10). They talk
 // only to the server given to `login` (kept beside the token), send the token nowhere else and
 // follow no redirect. Exit 1: not logged in, unreachable, or refused (code and message on
-// stderr); with --json one object on stdout, {ok: true, ...} or {ok: false, error}.
+// stderr, then what to do next); with --json one object on stdout, {ok: true, ...} or
+// {ok: false, error}. status exits by the version's checks: 0 passed, 1 failed, 3 being made.
 // ---------------------------------------------------------------------------------------------
 
 export const CLIENT_ID = "almanac-plugin";
@@ -3387,26 +3396,39 @@ const LOGIN_FILE = "plugin-login.json";
 const MACHINE_FILE = "machine.json";
 export const ATTESTATIONS = ["may-publish-the-data", "sources-are-holders-own-publication", "no-record-names-a-private-person", "fetcher-never-tries-the-network", "words-inform-without-selling"];
 const LOOPBACK_HOSTS = new Set(["127.0.0.1", "localhost", "[::1]"]);
-const STATUS_POLL_MS = 1000;
 const REQUEST_TIMEOUT_MS = 120000;
 
 /** A publishing command that did not get done: kind not-logged-in, unreachable, refused or
- * redirect; `code` and `findings` when the service refused with a problem. Exit 1. */
+ * redirect; `code` and `findings` when the service refused with a problem, `next` what to do
+ * about it, `retryAfter` (ms) when the service said when to ask again. Exit 1. */
 class PublishFailure extends Failure {
-  constructor(kind, message, { status = null, code = null, findings = [] } = {}) {
+  constructor(kind, message, { status = null, code = null, findings = [], next = null, retryAfter = null } = {}) {
     super(message);
     this.kind = kind;
     this.status = status;
     this.code = code;
     this.findings = findings;
+    this.next = next;
+    this.retryAfter = retryAfter;
   }
   json() {
     const error = { kind: this.kind, message: this.message };
     if (this.status !== null) error.status = this.status;
     if (this.code !== null) error.code = this.code;
     if (this.findings.length) error.findings = this.findings;
+    if (this.next !== null) error.next = this.next;
     return { ok: false, error };
   }
+}
+
+/** A Retry-After header (RFC 9110 10.2.3: seconds, or an HTTP date) in milliseconds from
+ * `now`, or null when absent or unreadable. */
+export function retryAfterMs(value, now = Date.now()) {
+  if (value === null || value === undefined) return null;
+  const text = String(value).trim();
+  if (/^[0-9]+$/.test(text)) return Number(text) * 1000;
+  const at = Date.parse(text);
+  return Number.isNaN(at) ? null : Math.max(0, at - now);
 }
 
 /** The server address `login --server` takes: https, or http only to this machine (127.0.0.1,
@@ -3509,7 +3531,7 @@ async function serviceRequest(server, method, pathname, { token = null, json, fo
       parsed = null;
     }
   }
-  return { status: res.status, body: parsed };
+  return { status: res.status, body: parsed, retryAfter: retryAfterMs(res.headers.get("retry-after")) };
 }
 
 /** A problem+json answer as a refused PublishFailure (code and detail, with its findings). */
@@ -3519,13 +3541,18 @@ function refusal(res, what) {
     return new PublishFailure("not-logged-in", `${what}: ${b.detail || "the token is not accepted"} (run login again)`, { status: 401, code: b.code || "AUTH-REQUIRED" });
   }
   const findings = Array.isArray(b.findings) ? b.findings : [];
-  return new PublishFailure("refused", `${what}: ${b.detail || b.title || `the service answered ${res.status}`}`, { status: res.status, code: b.code || null, findings });
+  return new PublishFailure("refused", `${what}: ${b.detail || b.title || `the service answered ${res.status}`}`, { status: res.status, code: b.code || null, findings, retryAfter: res.retryAfter });
 }
 
 /** A call of the portal with the saved token: the answer's body, or a PublishFailure. */
 async function portal(login, method, pathname, what, options = {}) {
+  return (await portalAnswer(login, method, pathname, what, options)).body;
+}
+
+/** The same call's whole answer, {status, body, retryAfter}, when it is a success. */
+async function portalAnswer(login, method, pathname, what, options = {}) {
   const res = await serviceRequest(login.server, method, pathname, { ...options, token: login.token });
-  if (res.status >= 200 && res.status < 300) return res.body;
+  if (res.status >= 200 && res.status < 300) return res;
   throw refusal(res, what);
 }
 
@@ -3539,7 +3566,8 @@ function answer(args, object, text) {
   return 0;
 }
 
-/** Run a publishing command: its PublishFailure printed (stderr; --json: the object on stdout). */
+/** Run a publishing command: its PublishFailure printed (stderr; --json: the object on stdout),
+ * with what to do next when the tool knows it. */
 async function publishing(args, run) {
   try {
     return await run();
@@ -3549,8 +3577,26 @@ async function publishing(args, run) {
     const code = e.code ? `${e.code}: ` : "";
     process.stderr.write(`almanac-plugin: ${code}${e.message}\n`);
     for (const f of e.findings) process.stderr.write(`  ${f.code}: ${f.message}${f.fix ? `\n    fix: ${f.fix}` : ""}\n`);
+    if (e.next) process.stderr.write(`next: ${e.next}\n`);
     return 1;
   }
+}
+
+/** The fixes the tool gives in place of the service's for refusals it has a command for: the
+ * service's words name the portal or its API, an agent runs the tool. */
+const TOOL_FIXES = {
+  "SUBMIT-ATTESTATION-MISSING": (t, id) => `make the five attestations with ${t} review ${id} --file review.json --attest (in your organization's name; the checks run again: ${t} status ${id} --wait, then submit again)`,
+  "SUBMIT-CHECKS-NOT-PASSED": (t, id) => `${t} status ${id} --wait shows the checks (exit 3 still being made, exit 1 one failed: fix what it names and upload a new version)`,
+  "PLG-REVIEW-INCOMPLETE": (t, id) => `complete review.json, then send it: ${t} review ${id} --file review.json`,
+};
+
+/** A refusal of upload `id` with the tool's own fix for each finding it has a command for. */
+function withToolFixes(failure, id) {
+  for (const f of failure.findings) {
+    const fix = has(TOOL_FIXES, f.code) ? TOOL_FIXES[f.code] : null;
+    if (fix) f.fix = fix(toolCommand(), id);
+  }
+  return failure;
 }
 
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -3673,9 +3719,11 @@ function checksLine(upload) {
   return `upload ${upload.id}: ${upload.plugin_id} ${upload.version}, ${upload.state}${parts.length ? `; checks: ${parts.join(", ")}` : ""}`;
 }
 
+/** The upload's line, then each finding of its checks once (its warnings, update warnings
+ * among them, are findings of a check too), then who uploaded it. */
 function uploadText(upload) {
   const lines = [checksLine(upload)];
-  const found = [...(upload.warnings || []), ...upload.checks.flatMap((c) => c.findings.map((f) => ({ ...f, check: c.name })))];
+  const found = upload.checks.flatMap((c) => c.findings.map((f) => ({ ...f, check: c.name })));
   for (const f of found) lines.push(`  ${f.severity || "error"} ${f.code}${f.check ? ` (${f.check})` : ""}: ${f.message}${f.fix ? `\n    fix: ${f.fix}` : ""}${f.docs ? `\n    docs: ${f.docs}` : ""}`);
   if (upload.agent_name) lines.push(`  uploaded by agent ${upload.agent_name}`);
   return lines.join("\n");
@@ -3695,27 +3743,129 @@ async function cmdUpload(args) {
     const { bytes } = packBytes(root, res.manifest, res.digest);
     const upload = await portal(login, "POST", `${orgPath(login)}/uploads`, "upload", { bytes });
     writePrivate(pluginFile(upload.plugin_id), { plugin_id: upload.plugin_id, upload_id: upload.id, version: upload.version, digest: upload.digest, organization_id: login.organization_id, server: login.server, uploaded_at: new Date().toISOString() });
-    return answer(args, { upload }, `uploaded ${upload.plugin_id} ${upload.version} (digest ${upload.digest})\n${uploadText(upload)}\nnext: ${toolCommand()} status ${upload.id}`);
+    return answer(args, { upload }, `uploaded ${upload.plugin_id} ${upload.version} (digest ${upload.digest})\n${uploadText(upload)}\nnext: ${toolCommand()} status ${upload.id} --wait`);
   });
 }
 
+// status: the version's checks decide the exit code, so an agent never reads failed checks as
+// success. 0 every check passed, 1 the checks are final and one failed, 3 still being made.
+export const STATUS_EXIT = Object.freeze({ passed: 0, failed: 1, checking: 3 });
+const WAIT_FIRST_MS = 1000;
+const WAIT_MAX_MS = 15000;
+const DECIDED = { approve: "approved", "request-changes": "changes requested", reject: "rejected" };
+
+/** Where the version's checks stand: passed, failed or checking. */
+export function checksOutcome(upload) {
+  if (!upload.checks_final) return "checking";
+  return upload.checks_passed ? "passed" : "failed";
+}
+
+/** The portal page of an upload, where a person acts on it. */
+const uploadPage = (login, upload) => `${login.server}/portal/${upload.organization_id}/uploads/${upload.id}`;
+
+/** What to do next with the version, from its checks and its state ("Version in the portal"). */
+export function nextStep(upload, { server, may_publish: mayPublish }, t = toolCommand()) {
+  const id = upload.id;
+  const page = uploadPage({ server }, upload);
+  const outcome = checksOutcome(upload);
+  if (outcome === "checking") return `wait for the checks: ${t} status ${id} --wait`;
+  switch (upload.state) {
+    case "checked":
+      if (outcome === "failed") return `fix what the failed checks name, raise version in plugin.json, ${t} check, then ${t} upload (a source or link that was only down: a person re-runs the checks on ${page})`;
+      return `${t} submit ${id} (refused with each reason still open: review information, attestations, agreement, domain, invitation)`;
+    case "in_review":
+      return `wait for a reviewer's decision: ${t} status ${id} shows it`;
+    case "changes_requested":
+      return `make the changes the reviewer asks for: new code or fixtures are a new version (raise version in plugin.json, then ${t} upload); for review information alone, ${t} review ${id} --file review.json, then ${t} submit ${id}`;
+    case "rejected":
+      return `a rejected version is never published: answer the reason in a new version (raise version in plugin.json), then ${t} upload`;
+    case "approved":
+      if (mayPublish) return `${t} publish ${id}`;
+      return `an owner or admin publishes it on ${page} (this agent may not publish; an agent approved with publishing allowed may: ${t} publish ${id})`;
+    case "published":
+      return "nothing: it is live within 15 minutes of publishing";
+    case "superseded":
+      return "nothing: a later version took its place";
+    case "withdrawn":
+      return `nothing for this version; to go on, ${t} upload`;
+    default:
+      return `${t} status ${id}`;
+  }
+}
+
+/** The latest reviewer's decision, as lines: what, when, the reason and the note. */
+function decisionText(decision) {
+  if (!decision) return [];
+  const lines = [`decision: ${DECIDED[decision.decision] || decision.decision} on ${String(decision.decided_at).slice(0, 16).replace("T", " ")} UTC`, `  reason: ${decision.reason}`];
+  const note = String(decision.note || "").trim();
+  if (note) lines.push("  note:", ...note.split("\n").map((l) => `    ${l}`));
+  return lines;
+}
+
+/** Print status's answer; resolves to its exit code (STATUS_EXIT). */
+function statusAnswer(args, upload, login, waited) {
+  const checks = checksOutcome(upload);
+  const next = nextStep(upload, login);
+  const code = STATUS_EXIT[checks];
+  if (args.options.json) {
+    process.stdout.write(JSON.stringify({ ok: code === 0, checks, upload, decision: upload.decision ?? null, next }, null, 2) + "\n");
+    return code;
+  }
+  const said = { passed: "checks passed", failed: "checks failed", checking: waited ? `checks still being made after ${args.options.timeout} s` : "checks still being made" }[checks];
+  const lines = [uploadText(upload), said, ...decisionText(upload.decision), `next: ${next}`];
+  process.stdout.write(lines.join("\n") + "\n");
+  if (code !== 0) process.stderr.write(`almanac-plugin: status: upload ${upload.id}: ${said} (exit ${code})\n`);
+  return code;
+}
+
+/** --timeout: seconds, more than 0. */
+function waitTimeout(args) {
+  const text = args.options.timeout;
+  if (text === undefined) return null;
+  if (!args.options.wait) throw new UsageError("--timeout goes with --wait");
+  const seconds = Number(text);
+  if (!/^[0-9]+(\.[0-9]+)?$/.test(text) || !(seconds > 0)) throw new UsageError(`--timeout "${text}": give the seconds to wait, a number above 0`);
+  return seconds * 1000;
+}
+
 async function cmdStatus(args) {
+  const timeout = waitTimeout(args);
   return publishing(args, async () => {
     const login = savedLogin();
     const id = versionArg(args, login);
+    const where = `${orgPath(login)}/uploads/${id}`;
+    if (!args.options.wait) return statusAnswer(args, await portal(login, "GET", where, "status"), login, false);
     const tty = Boolean(process.stdout.isTTY) && !args.options.json;
+    const until = timeout === null ? Infinity : Date.now() + timeout;
+    let delay = WAIT_FIRST_MS;
     let shown = null;
+    let upload = null;
     for (;;) {
-      const upload = await portal(login, "GET", `${orgPath(login)}/uploads/${id}`, "status");
-      const line = checksLine(upload);
-      if (upload.checks_final) {
-        if (tty && shown !== null) process.stdout.write("\r\x1b[2K");
-        return answer(args, { upload }, `${uploadText(upload)}\nchecks ${upload.checks_passed ? "passed" : "did not pass"}`);
+      let after = null;
+      try {
+        const res = await portalAnswer(login, "GET", where, "status");
+        upload = res.body;
+        after = res.retryAfter;
+      } catch (e) {
+        // A service (or a proxy before it) that is busy says so: ask again, when it says.
+        if (!(e instanceof PublishFailure) || ![429, 503].includes(e.status)) throw e;
+        after = e.retryAfter;
       }
-      if (!args.options.json && line !== shown) process.stdout.write(tty ? `\r\x1b[2K${line}` : `${line}\n`);
-      shown = line;
-      await sleep(STATUS_POLL_MS);
+      if (upload !== null && upload.checks_final) break;
+      if (upload !== null && !args.options.json) {
+        const line = checksLine(upload);
+        if (line !== shown) process.stdout.write(tty ? `\r\x1b[2K${line}` : `${line}\n`);
+        shown = line;
+      }
+      const left = until - Date.now();
+      if (left <= 0) break;
+      const wait = after ?? delay;
+      delay = Math.min(delay * 2, WAIT_MAX_MS);
+      await sleep(Math.min(wait, left));
     }
+    if (tty && shown !== null) process.stdout.write("\r\x1b[2K");
+    if (upload === null) throw new PublishFailure("unreachable", `status: ${login.server} stayed busy for ${args.options.timeout} s`);
+    return statusAnswer(args, upload, login, !upload.checks_final);
   });
 }
 
@@ -3731,12 +3881,22 @@ async function cmdReview(args) {
   return publishing(args, async () => {
     const login = savedLogin();
     const id = versionArg(args, login);
-    const upload = await portal(login, "PUT", `${orgPath(login)}/uploads/${id}/review`, "review", { json: document });
+    let upload;
+    try {
+      upload = await portal(login, "PUT", `${orgPath(login)}/uploads/${id}/review`, "review", { json: document });
+    } catch (e) {
+      // Refused while its checks are being made: say to wait for them, then send it again.
+      if (e instanceof PublishFailure && e.code === "STATE-CONFLICT") {
+        const now = await portal(login, "GET", `${orgPath(login)}/uploads/${id}`, "review");
+        if (now.state === "checking") e.next = `wait for the checks: ${toolCommand()} status ${id} --wait, then run this review again`;
+      }
+      throw withToolFixes(e, id);
+    }
     let attestations = null;
     if (args.options.attest) attestations = await portal(login, "POST", `${orgPath(login)}/uploads/${id}/attestations`, "attest", { json: { attestations: ATTESTATIONS } });
     const text = [`review information sent for upload ${id}; its checks run again`, checksLine(upload)];
     if (attestations) text.push(`attestations made: ${attestations.map((a) => a.attestation).join(", ")}`);
-    text.push(`next: ${toolCommand()} status ${id}, then submit ${id}`);
+    text.push(`next: ${toolCommand()} status ${id} --wait, then ${toolCommand()} submit ${id}`);
     return answer(args, { upload, attestations }, text.join("\n"));
   });
 }
@@ -3745,9 +3905,14 @@ async function cmdSubmit(args) {
   return publishing(args, async () => {
     const login = savedLogin();
     const id = versionArg(args, login);
-    const done = await portal(login, "POST", `${orgPath(login)}/uploads/${id}/submit`, "submit");
+    let done;
+    try {
+      done = await portal(login, "POST", `${orgPath(login)}/uploads/${id}/submit`, "submit");
+    } catch (e) {
+      throw e instanceof PublishFailure ? withToolFixes(e, id) : e;
+    }
     const replaced = done.replaced ? `\nupload ${done.replaced.id} (${done.replaced.version}) left review: this one takes its place` : "";
-    return answer(args, { upload: done.upload, replaced: done.replaced }, `submitted upload ${id}: ${done.upload.plugin_id} ${done.upload.version} is ${done.upload.state}${replaced}`);
+    return answer(args, { upload: done.upload, replaced: done.replaced }, `submitted upload ${id}: ${done.upload.plugin_id} ${done.upload.version} is ${done.upload.state}${replaced}\nnext: ${nextStep(done.upload, login)}`);
   });
 }
 
@@ -3765,13 +3930,29 @@ function listingText(listing) {
   return `${listing.plugin_id}: ${flags.length ? flags.join(", ") : "not listed"}`;
 }
 
+// Unpublish and List again repeated do nothing the second time ("Listing of a published
+// plug-in"): the tool reads the listing first, to say which happened.
+const LISTING_WORDS = {
+  unpublish: { listed: false, done: "unpublished", now: "nobody new can install it; its readers keep it", already: "was already unpublished: nothing changed" },
+  relist: { listed: true, done: "listed", now: "it is in the store again", already: "was already listed: nothing changed" },
+};
+
 function listingCommand(move) {
   return async (args) => {
     const id = pluginArg(args);
     return publishing(args, async () => {
       const login = savedLogin();
-      const listing = await portal(login, "POST", `${orgPath(login)}/plugins/${encodeURIComponent(id)}/${move}`, move);
-      return answer(args, { listing }, `${move} ${id}: ${listingText(listing)}`);
+      const at = `${orgPath(login)}/plugins/${encodeURIComponent(id)}`;
+      // Not readable (say, never published): the move's own refusal says why, not the read's.
+      const before = await portal(login, "GET", at, move).catch((e) => {
+        if (e instanceof PublishFailure) return null;
+        throw e;
+      });
+      const listing = await portal(login, "POST", `${at}/${move}`, move);
+      const words = LISTING_WORDS[move];
+      const changed = before === null || before.listed !== words.listed;
+      const text = changed ? `${words.done} ${id}: ${words.now} (${listingText(listing)})` : `${id} ${words.already} (${listingText(listing)})`;
+      return answer(args, { listing, changed }, text);
     });
   };
 }
@@ -3781,7 +3962,7 @@ async function cmdRetire(args) {
   let where = "the portal";
   try {
     const login = savedLogin();
-    where = `${login.server}/portal/organizations/${login.organization_id}/plugins/${id}`;
+    where = `${login.server}/portal/${login.organization_id}/plugins/${encodeURIComponent(id)}`;
   } catch {
     // Not logged in: the refusal is the same, without the address.
   }
@@ -3924,24 +4105,24 @@ const PUBLISHING_COMMANDS = {
     details: ["--json       print one object {ok, upload}; upload has id, plugin_id, version, digest, state, checks, warnings, agent_name, ..."],
   },
   status: {
-    run: cmdStatus, options: json, usage: "status [<version>] [--json]",
-    about: "Show the checks of an uploaded version until they are final (a progress line on a terminal, plain lines otherwise), then its state and findings. <version> is a version id, or a folder or plug-in id for its last upload from here; default the plug-in in the current folder, else the last upload.",
-    details: ["--json       wait until the checks are final; print one object {ok, upload}"],
+    run: cmdStatus, options: { wait: "flag", timeout: "value", ...json }, usage: "status [<version>] [--wait [--timeout <seconds>]] [--json]",
+    about: "Show an uploaded version: its state, its checks and their findings, the latest reviewer's decision with its reason and note, and what to do next. <version> is a version id, or a folder or plug-in id for its last upload from here; default the plug-in in the current folder, else the last upload. The checks decide the exit code: 0 every check passed, 1 the checks are final and one failed, 3 the checks are still being made.",
+    details: ["--wait       ask again until the checks are final (a progress line on a terminal, plain lines otherwise), waiting 1 s, then twice as long each time up to 15 s, or as long as the service's Retry-After says", "--timeout    with --wait, stop after this many seconds (exit 3 when the checks are still being made then)", "--json       print one object {ok, checks, upload, decision, next}: ok is true only when every check passed; checks is passed, failed or checking; decision is the latest reviewer's {decision, reason, note, decided_at} or null; next says what to do"],
   },
   review: {
     run: cmdReview, options: { file: "value", attest: "flag", ...json }, usage: "review [<version>] --file <review.json> [--attest] [--json]",
-    about: "Send the review information (review.json's object; it replaces the upload's review.json and its checks run again); --attest makes the five attestations in your organization's name, recorded with the agent's name.",
+    about: "Send the review information (review.json's object; it replaces the upload's review.json and its checks run again); --attest makes the five attestations in your organization's name, recorded with the agent's name. Refused while the version's checks are being made: wait for them with status --wait, then send it again.",
     details: ["--file       the review.json to send (required)", "--attest     make the five attestations: " + ATTESTATIONS.join(", "), "--json       print one object {ok, upload, attestations}"],
   },
   submit: { run: cmdSubmit, options: json, usage: "submit [<version>] [--json]", about: "Submit a version for review; refused with each reason (checks, review information, attestations, agreement, domain, invitation) until its conditions hold.", details: ["--json       print one object {ok, upload, replaced}"] },
   publish: { run: cmdPublish, options: json, usage: "publish [<version>] [--json]", about: "Publish an approved version; only an agent allowed to publish (else AGENT_MAY_NOT_PUBLISH).", details: ["--json       print one object {ok, upload}"] },
-  unpublish: { run: listingCommand("unpublish"), options: json, usage: "unpublish [<plug-in>] [--json]", about: "Take a plug-in out of the store (an id or a folder; default the current folder); current readers keep it. Only an agent allowed to publish.", details: ["--json       print one object {ok, listing}"] },
-  relist: { run: listingCommand("relist"), options: json, usage: "relist [<plug-in>] [--json]", about: "List an unpublished plug-in again; refused for taken-down, shelved or retired plug-ins. Only an agent allowed to publish.", details: ["--json       print one object {ok, listing}"] },
+  unpublish: { run: listingCommand("unpublish"), options: json, usage: "unpublish [<plug-in>] [--json]", about: "Take a plug-in out of the store (an id or a folder; default the current folder); current readers keep it. Repeated, nothing changes and it says it was already unpublished. Only an agent allowed to publish.", details: ["--json       print one object {ok, listing, changed}"] },
+  relist: { run: listingCommand("relist"), options: json, usage: "relist [<plug-in>] [--json]", about: "List an unpublished plug-in again; refused for taken-down, shelved or retired plug-ins. Repeated, nothing changes and it says it was already listed. Only an agent allowed to publish.", details: ["--json       print one object {ok, listing, changed}"] },
   retire: { run: cmdRetire, options: json, usage: "retire [<plug-in>] [--json]", about: "Always refused for an agent (AGENT_FORBIDDEN, exit 1): prints where a person retires the plug-in in the portal, typing its id.", details: ["--json       print one object {ok: false, error: {code, message, portal}}"] },
 };
 Object.assign(COMMANDS, PUBLISHING_COMMANDS);
 
-const PUBLISHING_EXITS = "Exit codes: 0 done; 1 not logged in, the service unreachable, or refused (its code and message on stderr; with --json the object on stdout says so too); 2 command not understood.";
+const PUBLISHING_EXITS = "Exit codes: 0 done; 1 not logged in, the service unreachable, or refused (its code and message on stderr, and what to do next when the tool knows; with --json the object on stdout says so too); 2 command not understood. status: 0 every check passed, 1 a check failed, 3 the checks are still being made.";
 
 function cmdHelp(args) {
   const name = args.positional[0];
@@ -3961,7 +4142,9 @@ ${Object.values(COMMANDS).map((c) => `  ${c.usage}\n      ${c.about}`).join("\n"
 Exit codes: 0 done or passes; 1 does not pass (problems on stderr), a source could not be reached,
 or for a publishing command: not logged in, the service unreachable or refused (code and message
 on stderr); 2 command not understood (unknown command or option, missing argument, refused
---days, --server or --file).
+--days, --server, --file or --timeout); 3 status: the version's checks are still being made.
+status exits by the version's checks: 0 every check passed, 1 they are final and one failed
+(ok false with --json), 3 still being made (status --wait waits for them).
 Environment: ALMANAC_BASE_URL, the service for docs links and the User-Agent (else the server of
 the last login, kept in ${path.join(configHome(), "plugin-token.json")}; else ${DEFAULT_BASE_URL});
 ALMANAC_PLUGIN_HOME the folder of the tool's own files (default $XDG_CONFIG_HOME/almanac or ~/.config/almanac);

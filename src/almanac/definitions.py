@@ -182,9 +182,9 @@ def build_definitions(
         engine,
         check_sources or default_sources(settings.base_url, settings.network_probe),
         mailer or environment_mailer,
+        settings.base_url,
         check_room or locked_room_run,
         clock,
-        settings.base_url,
     )
     alerts = (
         plugin_check_definitions(

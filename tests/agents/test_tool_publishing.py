@@ -13,13 +13,10 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
 import stat
-from collections.abc import Iterator
 from datetime import timedelta
 from pathlib import Path
 
-import pytest
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
@@ -28,70 +25,18 @@ from almanac.platform.agents.models import DeviceCode
 from tests.agents.helpers import V1, approve, bearer, poll
 from tests.agents.test_agent_api import Bank
 from tests.agents.tool_runner import (
-    MovingClock,
+    UK,
     Recorder,
-    Run,
     Tool,
     finish,
+    login,
     read_until_code,
     user_code,
 )
-from tests.api.conftest import Api, live_api
-from tests.api.test_host import EXAMPLES, empty_plugin_tables
 from tests.publishing.test_submission import may_submit
-from tests.publishing.test_uploads import Publisher, new_org, room_checks_done
+from tests.publishing.test_uploads import room_checks_done
 
-UK = "uk-bank-holidays"
 PUBLISHING = ("logout", "upload", "status", "review", "submit", "publish", "unpublish", "relist")
-
-
-@pytest.fixture
-def service(live_server, pg_engine, passwords) -> Iterator[Api]:
-    with live_api(
-        live_server,
-        pg_engine,
-        passwords,
-        clock=MovingClock(),  # type: ignore[arg-type]
-        settings={"device_poll_interval": 1},
-    ) as api:
-        yield api
-
-
-@pytest.fixture
-def bank(service: Api) -> Iterator[Bank]:
-    empty_plugin_tables(service.engine)
-    owner, org = new_org(service, "owner@bank.example", "Bank")
-    email = "admin@bank.example"
-    admin = service.signed_in(email)
-    added = owner.post(f"{V1}/organizations/{org}/members", json={"email": email, "role": "admin"})
-    assert added.status_code == 201, added.text
-    try:
-        yield Bank(Publisher(service, owner, org), admin, email)
-    finally:
-        empty_plugin_tables(service.engine)
-
-
-@pytest.fixture
-def tool(node: Path, tmp_path: Path) -> Tool:
-    home = tmp_path / "home"
-    home.mkdir()
-    return Tool(node=node, home=home)
-
-
-@pytest.fixture
-def folder(tmp_path: Path) -> Path:
-    made = tmp_path / "work" / UK
-    shutil.copytree(EXAMPLES / UK, made)
-    return made
-
-
-def login(tool: Tool, bank: Bank, *, may_publish: bool = False, json_out: bool = False) -> Run:
-    extra = ["--json"] if json_out else []
-    running = tool.start("login", "--server", bank.api.base_url, "--name", "Claude", *extra)
-    code = user_code(running, stream="stderr" if json_out else "stdout")
-    approved = approve(bank.admin, code, bank.org, may_publish=may_publish)
-    assert approved.status_code == 200, approved.text
-    return finish(running)
 
 
 def mode(path: Path) -> int:
@@ -127,8 +72,8 @@ def test_an_agent_uploads_follows_the_checks_reviews_and_submits(
         "1.0.0",
     )
 
-    # status follows the checks (plain lines off a terminal) until they are final.
-    following = tool.start("status", cwd=folder)
+    # status --wait follows the checks (plain lines off a terminal) until they are final.
+    following = tool.start("status", "--wait", cwd=folder)
     assert following.stdout is not None
     first = following.stdout.readline()
     assert f"upload {upload_id}: {UK} 1.0.0, checking" in first, first
@@ -157,7 +102,7 @@ def test_an_agent_uploads_follows_the_checks_reviews_and_submits(
     retire = tool.run("retire", cwd=folder)
     assert retire.code == 1 and retire.stdout == ""
     assert "AGENT_FORBIDDEN" in retire.stderr
-    assert f"{bank.api.base_url}/portal/organizations/{bank.org}/plugins/{UK}" in retire.stderr
+    assert f"{bank.api.base_url}/portal/{bank.org}/plugins/{UK}" in retire.stderr
 
     token = saved["token"]
     out = tool.run("logout", "--json")
@@ -394,10 +339,34 @@ def test_an_agent_allowed_to_publish_publishes_unpublishes_and_relists(
     published = tool.run("publish", "--json", cwd=folder)
     assert published.code == 0, published.stderr
     assert published.json()["upload"]["state"] == "published"
-    for move, listed in (("unpublish", False), ("unpublish", False), ("relist", True)):
+    for move, listed, changed in (
+        ("unpublish", False, True),
+        ("unpublish", False, False),
+        ("relist", True, True),
+        ("relist", True, False),
+    ):
         moved = tool.run(move, "--json", cwd=folder)
         assert moved.code == 0, (move, moved.stderr)
         assert moved.json()["listing"]["listed"] is listed, move
+        assert moved.json()["changed"] is changed, move
+    # Repeated, a move says nothing changed ("Listing of a published plug-in").
+    first = tool.run("unpublish", cwd=folder)
+    assert first.stdout.startswith(f"unpublished {UK}: nobody new can install it"), first.stdout
+    again = tool.run("unpublish", cwd=folder)
+    assert again.stdout.startswith(f"{UK} was already unpublished: nothing changed"), again.stdout
+    assert tool.run("relist", cwd=folder).stdout.startswith(f"listed {UK}: it is in the store")
+    # An update's warning is printed once.
+    manifest = json.loads((folder / "plugin.json").read_text())
+    manifest["version"] = "1.1.0"
+    manifest["sources"][0]["url"] = "https://data.gov.uk/bank-holidays.json"
+    (folder / "plugin.json").write_text(json.dumps(manifest, indent=2) + "\n")
+    update = tool.run("upload", cwd=folder)
+    assert update.code == 0, update.stderr
+    warned = [line for line in update.stdout.splitlines() if "warning PLG-UPDATE-" in line]
+    assert warned == [
+        "  warning PLG-UPDATE-SOURCE-HOST-ADDED (updates): sources[0].url: the update adds the "
+        "source host data.gov.uk"
+    ], update.stdout
     retire = tool.run("retire", "--json", cwd=folder)
     assert retire.code == 1 and retire.json()["error"]["code"] == "AGENT_FORBIDDEN"
     token = tool.token_file()["token"]

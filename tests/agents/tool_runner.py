@@ -15,12 +15,17 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tests.accounts.conftest import T0
+from tests.agents.helpers import approve
 from tests.conftest import REPO
 
+if TYPE_CHECKING:
+    from tests.agents.test_agent_api import Bank
+
 TOOL = REPO / "tool" / "almanac-plugin.mjs"
+UK = "uk-bank-holidays"
 CODE_LINE = re.compile(r"enter the code ([A-Z]{4}-[A-Z]{4})")
 
 
@@ -117,6 +122,16 @@ def user_code(process: subprocess.Popen[str], *, stream: str = "stdout") -> str:
 def finish(process: subprocess.Popen[str], timeout: float = 60) -> Run:
     stdout, stderr = process.communicate(timeout=timeout)
     return Run(process.returncode, stdout, stderr)
+
+
+def login(tool: Tool, bank: Bank, *, may_publish: bool = False, json_out: bool = False) -> Run:
+    """The tool's login, approved by the bank's admin as soon as it prints its code."""
+    extra = ["--json"] if json_out else []
+    running = tool.start("login", "--server", bank.api.base_url, "--name", "Claude", *extra)
+    code = user_code(running, stream="stderr" if json_out else "stdout")
+    approved = approve(bank.admin, code, bank.org, may_publish=may_publish)
+    assert approved.status_code == 200, approved.text
+    return finish(running)
 
 
 @dataclass

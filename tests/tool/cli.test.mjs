@@ -200,7 +200,8 @@ test("check names the field and the fix; --json carries code, fix and docs link"
   });
   const human = tool(["check", dir]);
   assert.equal(human.code, 1);
-  assert.match(human.stderr, /PLG-MANIFEST-SOURCE-URL \(plugin\.json sources\[0\]\.url\)/);
+  // The field is named once: the message begins with its path, so the location gives the file.
+  assert.match(human.stderr, /^error PLG-MANIFEST-SOURCE-URL \(plugin\.json\): sources\[0\]\.url: must start with https:\/\/$/m);
   assert.match(human.stderr, /fix: /);
   const j = tool(["check", dir, "--json"], { env: { ALMANAC_BASE_URL: "https://almanac.example" } });
   assert.equal(j.code, 1);

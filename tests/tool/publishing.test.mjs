@@ -6,9 +6,9 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { TOOL, tool, tempDir, copyPlugin, editJson } from "./helpers.mjs";
+import { TOOL, tool, toolAsync, tempDir, copyPlugin, editJson } from "./helpers.mjs";
 
-const { checkServer, readZip, updateRuleFindings } = await import(TOOL);
+const { checkServer, readZip, retryAfterMs, updateRuleFindings } = await import(TOOL);
 const EXAMPLE = new URL("../../examples/uk-bank-holidays", import.meta.url).pathname;
 
 test("--server: https, or http only to this machine", () => {
@@ -83,4 +83,118 @@ test("updateRuleFindings: another plug-in, an equal version with the same code",
   const m = JSON.parse(fs.readFileSync(path.join(EXAMPLE, "plugin.json"), "utf8"));
   assert.deepEqual(updateRuleFindings(m, m, "sha256:a", "sha256:a"), []);
   assert.deepEqual(updateRuleFindings({ ...m, id: "other" }, m, "sha256:a", "sha256:a").map((p) => p.code), ["PLG-INVALID"]);
+});
+
+// status against a loopback stand-in for the portal's upload route: it answers what the test
+// lines up (a proxy's 503 with Retry-After among them, which the real app never sends), and
+// keeps when each request came.
+async function standIn(answers) {
+  const http = await import("node:http");
+  const seen = [];
+  const server = http.createServer((req, res) => {
+    seen.push({ at: Date.now(), url: req.url, authorization: req.headers.authorization });
+    const next = answers.length > 1 ? answers.shift() : answers[0];
+    const headers = { "content-type": "application/json", ...(next.headers || {}) };
+    res.writeHead(next.status || 200, headers);
+    res.end(JSON.stringify(next.body ?? {}));
+  });
+  await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const url = `http://127.0.0.1:${server.address().port}`;
+  const home = tempDir();
+  fs.writeFileSync(path.join(home, "plugin-token.json"), JSON.stringify({ server: url, token: "almagent_test", organization_id: 1, agent_id: 1, agent_name: "Claude", may_publish: false }));
+  return { url, seen, env: { ALMANAC_PLUGIN_HOME: home }, close: () => new Promise((resolve) => server.close(resolve)) };
+}
+
+function upload(state, statuses) {
+  const checks = statuses.map((status, i) => ({ name: `check${i}`, status, findings: status === "failed" ? [{ code: "PLG-CHECK-DEADLINE", severity: "error", message: "the check was still queued at its deadline", fix: "Re-run the checks.", docs: "http://127.0.0.1/docs/problems/PLG-CHECK-DEADLINE" }] : [] }));
+  const final = statuses.every((s) => s === "passed" || s === "failed");
+  return { id: 7, organization_id: 1, plugin_id: "uk-bank-holidays", version: "1.0.0", state, checks, warnings: [], checks_final: final, checks_passed: statuses.every((s) => s === "passed"), agent_name: "Claude", decision: null };
+}
+
+const CHECKING = { body: upload("checking", ["passed", "running"]) };
+const FAILED = { body: upload("checked", ["passed", "failed"]) };
+const PASSED = { body: upload("checked", ["passed", "passed"]) };
+
+test("status exits by the version's checks: 0 passed, 1 failed (ok false), 3 still being made", async () => {
+  for (const [answerWith, code, checks] of [[PASSED, 0, "passed"], [FAILED, 1, "failed"], [CHECKING, 3, "checking"]]) {
+    const stand = await standIn([answerWith]);
+    try {
+      const r = await toolAsync(["status", "7", "--json"], { env: stand.env });
+      assert.equal(r.code, code, r.stderr);
+      const got = JSON.parse(r.stdout);
+      assert.equal(got.ok, code === 0);
+      assert.equal(got.checks, checks);
+      assert.equal(got.decision, null);
+      assert.equal(got.upload.id, 7);
+      assert.match(got.next, checks === "checking" ? /status 7 --wait/ : checks === "failed" ? /fix what the failed checks name/ : /submit 7/);
+      // Without --wait, one request: the answer is where the checks stand now.
+      assert.equal(stand.seen.length, 1);
+      assert.equal(stand.seen[0].url, "/api/v1/portal/organizations/1/uploads/7");
+      const text = await toolAsync(["status", "7"], { env: stand.env });
+      assert.equal(text.code, code);
+      assert.match(text.stdout, { passed: /^checks passed$/m, failed: /^checks failed$/m, checking: /^checks still being made$/m }[checks]);
+      assert.match(text.stdout, /^next: /m);
+      if (code !== 0) assert.match(text.stderr, new RegExp(`exit ${code}`));
+    } finally {
+      await stand.close();
+    }
+  }
+});
+
+test("status --wait backs off and honours the Retry-After the service sends, then exits by the checks", async () => {
+  const stand = await standIn([CHECKING, { ...CHECKING, headers: { "retry-after": "3" } }, { status: 503, body: { title: "busy" }, headers: { "retry-after": "1" } }, FAILED]);
+  try {
+    const r = await toolAsync(["status", "7", "--wait", "--json"], { env: stand.env });
+    assert.equal(r.code, 1, r.stderr);
+    assert.equal(JSON.parse(r.stdout).checks, "failed");
+    assert.equal(JSON.parse(r.stdout).ok, false);
+    const gaps = stand.seen.slice(1).map((s, i) => s.at - stand.seen[i].at);
+    assert.equal(gaps.length, 3);
+    assert.ok(gaps[0] >= 950 && gaps[0] < 1900, `the first wait is 1 s: ${gaps}`);
+    assert.ok(gaps[1] >= 2950, `Retry-After: 3 is honoured over the back-off's 2 s: ${gaps}`);
+    assert.ok(gaps[2] >= 950 && gaps[2] < 3000, `a 503 with Retry-After: 1 is asked again after 1 s, not the back-off's 4 s: ${gaps}`);
+    assert.ok(stand.seen.every((s) => s.authorization === "Bearer almagent_test"));
+  } finally {
+    await stand.close();
+  }
+});
+
+test("status --wait --timeout stops with exit 3 while the checks are still being made", async () => {
+  const stand = await standIn([CHECKING]);
+  try {
+    const began = Date.now();
+    const r = await toolAsync(["status", "7", "--wait", "--timeout", "2.5"], { env: stand.env });
+    assert.equal(r.code, 3, r.stderr);
+    assert.ok(Date.now() - began < 6000);
+    assert.match(r.stdout, /^checks still being made after 2\.5 s$/m);
+    assert.match(r.stdout, /^next: wait for the checks: .* status 7 --wait$/m);
+    // Waits of 1 s then 2 s (cut to what is left): three requests in 2.5 s.
+    assert.equal(stand.seen.length, 3);
+  } finally {
+    await stand.close();
+  }
+  const env = { ALMANAC_PLUGIN_HOME: tempDir() };
+  assert.equal(tool(["status", "7", "--timeout", "5"], { env }).code, 2, "--timeout goes with --wait");
+  for (const bad of ["0", "-1", "soon", "1e3"]) assert.equal(tool(["status", "7", "--wait", `--timeout=${bad}`], { env }).code, 2, bad);
+});
+
+test("retryAfterMs reads seconds and an HTTP date", () => {
+  assert.equal(retryAfterMs("3"), 3000);
+  assert.equal(retryAfterMs(null), null);
+  assert.equal(retryAfterMs("soon"), null);
+  const now = Date.parse("2026-11-02T12:00:00Z");
+  assert.equal(retryAfterMs("Mon, 02 Nov 2026 12:00:05 GMT", now), 5000);
+  assert.equal(retryAfterMs("Mon, 02 Nov 2026 11:00:00 GMT", now), 0);
+});
+
+test("an update warning is printed once, its path not twice", () => {
+  const published = copyPlugin(EXAMPLE, "uk-bank-holidays");
+  const candidate = copyPlugin(EXAMPLE, "uk-bank-holidays");
+  editJson(path.join(candidate, "plugin.json"), (m) => {
+    m.version = "1.1.0";
+    m.series.pop();
+  });
+  const r = tool(["check", candidate, "--against", published]);
+  const lines = r.stderr.split("\n").filter((l) => l.includes("PLG-UPDATE-SERIES-REMOVED") && !l.includes("docs:"));
+  assert.deepEqual(lines, ["warning PLG-UPDATE-SERIES-REMOVED (plugin.json): series: the update removes series northern-ireland (its records are kept)"]);
 });

@@ -133,13 +133,14 @@ def upload_check_definitions(
     engine: Engine,
     sources: Callable[[], Sources],
     mailer: Callable[[], Mailer],
+    base_url: str,
     room: Callable[[], RoomRun] = locked_room_run,
     clock: Clock = evaluation_time,
-    base_url: str | None = None,
 ) -> dg.Definitions:
     """The checks job and the sensor that starts it. `sources`, `mailer` and `room` are made
     when a run (or a tick failing checks past their deadline, or probing the network for
-    checks that could not run) needs them. `base_url` links the network alert to /host."""
+    checks that could not run) needs them. The mail links pages under `base_url`, the
+    service's public address (the network alert links /host)."""
 
     @dg.op(
         name="upload_checks",
@@ -154,7 +155,7 @@ def upload_check_definitions(
             context.log.info(f"checks of host version {version_id}: {done}")
             return
         upload_id = int(context.run.tags[TAG_UPLOAD])
-        done = run_room_checks(sessions, upload_id, room(), sources(), mailer(), clock)
+        done = run_room_checks(sessions, upload_id, room(), sources(), mailer(), clock, base_url)
         context.log.info(f"checks of upload {upload_id}: {done}")
 
     @dg.job(
@@ -177,7 +178,7 @@ def upload_check_definitions(
     def _due(context: dg.SensorEvaluationContext) -> dg.SensorResult | dg.SkipReason:
         now: datetime = clock()
         with Session(writing(engine)) as db:
-            expired = expire_overdue(db, now)
+            expired = expire_overdue(db, now, base_url)
             db.commit()
             waiting = network_outage(db) is not None
         if expired:

@@ -43,6 +43,7 @@ from almanac.api.schemas.portal import (
     SubmitIn,
     SubmittedOut,
     UploadCheckOut,
+    UploadDecisionOut,
     UploadOut,
 )
 from almanac.platform.accounts import Account
@@ -305,6 +306,7 @@ def code_refusals() -> Iterator[None]:
 
 def upload_out(found: uploads.UploadView, base_url: str) -> UploadOut:
     final = (CheckStatus.PASSED, CheckStatus.FAILED)
+    decision = found.decision
     return UploadOut(
         id=found.id,
         organization_id=found.organization_id,
@@ -344,6 +346,14 @@ def upload_out(found: uploads.UploadView, base_url: str) -> UploadOut:
             for c in found.checks
         ],
         record_diff=None if found.record_diff is None else dict(found.record_diff),
+        decision=None
+        if decision is None
+        else UploadDecisionOut(
+            decision=decision.decision,
+            reason=decision.reason,
+            note=decision.note,
+            decided_at=decision.decided_at,
+        ),
     )
 
 

@@ -20,11 +20,12 @@ from almanac.api.schemas.review import (
 )
 from almanac.platform.mail import send_all
 from almanac.platform.publishing import desk
+from almanac.platform.publishing.decisions import DecisionView
 
 router = APIRouter(prefix="/review", tags=["review"])
 
 
-def _decision_out(view: desk.DecisionView) -> ReviewDecisionOut:
+def _decision_out(view: DecisionView) -> ReviewDecisionOut:
     return ReviewDecisionOut(
         id=view.id,
         upload_id=view.upload_id,

@@ -11,7 +11,7 @@ from pydantic import BaseModel, Field
 
 from almanac.api.schemas import INTEGER_ID_MAX
 from almanac.api.schemas.host import FindingOut
-from almanac.platform.publishing.models import Attestation
+from almanac.platform.publishing.models import Attestation, Verdict
 
 AgreementVersionPath = Annotated[int, Path(ge=1, le=INTEGER_ID_MAX)]
 
@@ -142,6 +142,16 @@ class UploadCheckOut(BaseModel):
     deadline_at: datetime
 
 
+class UploadDecisionOut(BaseModel):
+    """The latest reviewer's decision on an upload, as its organization reads it (the reviewer
+    is not named, as in the mail)."""
+
+    decision: Verdict = Field(description="approve, request-changes or reject")
+    reason: str
+    note: str = Field(description="the reviewer's note; empty when none was written")
+    decided_at: datetime
+
+
 class UploadOut(BaseModel):
     """An uploaded version: who sent it, its state, whether it is listing-only, its checks."""
 
@@ -189,6 +199,9 @@ class UploadOut(BaseModel):
     )
     published_by: str | None
     published_at: datetime | None
+    decision: UploadDecisionOut | None = Field(
+        description="the latest reviewer's decision with its reason and note; None before one"
+    )
     record_diff: dict[str, Any] | None = Field(
         description="for an update, what its run on today's real downloads would change in the "
         "stored records, per series: counts and the first new, revised (old and new content), "

@@ -165,7 +165,13 @@ def _finding(problem: Problem) -> dict[str, Any]:
     return out
 
 
-def _settle(db: Session, upload_id: int) -> list[MailMessage]:
+def upload_page(base_url: str, organization_id: int, upload_id: int) -> str:
+    """The portal page of an upload under the service's public address (`ALMANAC_BASE_URL`):
+    a mail links the page a person opens, never an API path."""
+    return f"{base_url.rstrip('/')}/portal/{organization_id}/uploads/{upload_id}"
+
+
+def _settle(db: Session, upload_id: int, base_url: str) -> list[MailMessage]:
     """The upload is checked once every check is final (a withdrawn one stays withdrawn); when
     some failed, the mail that tells the organization's owners and admins."""
     upload = db.get(PortalUpload, upload_id)
@@ -193,7 +199,7 @@ def _settle(db: Session, upload_id: int) -> list[MailMessage]:
     lines += [
         "",
         "Every finding, with its fix and docs link, is on the version's page: "
-        f"/api/v1/portal/organizations/{upload.organization_id}/uploads/{upload.id}",
+        + upload_page(base_url, upload.organization_id, upload.id),
     ]
     subject = f"Checks failed: {upload.plugin_id} {upload.version}"
     body = "\n".join(lines) + "\n"
@@ -203,9 +209,10 @@ def _settle(db: Session, upload_id: int) -> list[MailMessage]:
     ]
 
 
-def expire_overdue(db: Session, now: datetime) -> list[MailMessage]:
+def expire_overdue(db: Session, now: datetime, base_url: str) -> list[MailMessage]:
     """Every check not final past its deadline fails with PLG-CHECK-DEADLINE and its reason
-    (nothing is left "validating"); the mail to send once this is committed."""
+    (nothing is left "validating"); the mail to send once this is committed, linking each
+    upload's page under `base_url`."""
     overdue = db.scalars(
         select(UploadCheck).where(
             UploadCheck.status.in_([CheckStatus.QUEUED, CheckStatus.RUNNING]),
@@ -227,7 +234,7 @@ def expire_overdue(db: Session, now: datetime) -> list[MailMessage]:
             touched.append(check.upload_id)
     messages: list[MailMessage] = []
     for upload_id in sorted(set(touched)):
-        messages.extend(_settle(db, upload_id))
+        messages.extend(_settle(db, upload_id, base_url))
     db.flush()
     return messages
 
@@ -699,13 +706,14 @@ def _finish(
     results: Mapping[str, list[Problem]],
     now: datetime,
     diff: dict[str, Any] | None,
+    base_url: str,
 ) -> list[MailMessage]:
     with sessions() as db:
         upload = db.get(PortalUpload, upload_id)
         if upload is not None and "sources" in results:
             upload.record_diff = diff
         _record_results(db, UploadCheck.upload_id == upload_id, results, now)
-        messages = _settle(db, upload_id)
+        messages = _settle(db, upload_id, base_url)
         db.commit()
     return messages
 
@@ -746,6 +754,7 @@ def run_room_checks(
     sources: Sources,
     mailer: Mailer,
     clock: Callable[[], datetime],
+    base_url: str,
 ) -> dict[str, CheckStatus]:
     """Run the queued room checks of an upload (never in a web request): marked running, run
     in the locked room, then passed or failed with their findings. A check that ends after
@@ -788,7 +797,7 @@ def run_room_checks(
             failure = [Problem("PLG-RUN-FAILED", f"the checks could not run: {reason}")]
             results = {name: results.get(name, failure) for name in wanted}
     done = clock()
-    send_all(mailer, _finish(sessions, upload_id, results, done, diff), done)
+    send_all(mailer, _finish(sessions, upload_id, results, done, diff, base_url), done)
     with sessions() as db:
         rows = db.scalars(select(UploadCheck).where(UploadCheck.upload_id == upload_id))
         return {row.name: CheckStatus(row.status) for row in rows}

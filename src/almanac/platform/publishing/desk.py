@@ -30,6 +30,12 @@ from almanac.platform.accounts.staff import has_staff_role
 from almanac.platform.contract.pack import read_pack
 from almanac.platform.contract.problems import Problem
 from almanac.platform.mail import MailMessage
+from almanac.platform.publishing.decisions import (
+    DecisionView,
+    decision_view,
+    decisions_of,
+    decisions_on,
+)
 from almanac.platform.publishing.diff import structured
 from almanac.platform.publishing.domains import current_domain
 from almanac.platform.publishing.gate import is_update, review_document, reviewed_digest
@@ -91,22 +97,6 @@ class FileChange:
     published_size: int | None
     binary: bool
     diff: str | None
-
-
-@dataclass(frozen=True, slots=True)
-class DecisionView:
-    """A reviewer's decision with its reason and note, the reviewed content it names, and the
-    version of the upload decided."""
-
-    id: int
-    upload_id: int
-    version: str
-    decision: Verdict
-    reason: str
-    note: str
-    reviewer: str
-    reviewed: str
-    decided_at: datetime
 
 
 @dataclass(frozen=True, slots=True)
@@ -268,35 +258,6 @@ def file_changes(
     return changes
 
 
-def _decision_view(row: ReviewDecision, version: str) -> DecisionView:
-    return DecisionView(
-        id=row.id,
-        upload_id=row.upload_id,
-        version=version,
-        decision=Verdict(row.decision),
-        reason=row.reason,
-        note=row.note,
-        reviewer=row.reviewer,
-        reviewed=row.reviewed,
-        decided_at=row.decided_at,
-    )
-
-
-def decisions_of(db: Session, upload_id: int) -> list[DecisionView]:
-    """The decisions on an upload, oldest first."""
-    return _decisions(db, [upload_id])
-
-
-def _decisions(db: Session, upload_ids: list[int]) -> list[DecisionView]:
-    rows = db.execute(
-        select(ReviewDecision, PortalUpload.version)
-        .join(PortalUpload, PortalUpload.id == ReviewDecision.upload_id)
-        .where(ReviewDecision.upload_id.in_(upload_ids))
-        .order_by(ReviewDecision.id)
-    ).all()
-    return [_decision_view(row, version) for row, version in rows]
-
-
 def _earlier_uploads(db: Session, row: PortalUpload) -> list[int]:
     """The plug-in's uploads before this one and after its published one, oldest first: the
     tries at the version now in review (the same number again, or another)."""
@@ -369,7 +330,7 @@ def reviewed_version(db: Session, reviewer: Account, upload_id: int) -> Reviewed
         review = None
     domain = current_domain(db, row.organization_id)
     found = [p for c in view.checks for p in c.findings]
-    earlier = _decisions(db, _earlier_uploads(db, row))
+    earlier = decisions_on(db, _earlier_uploads(db, row))
     return ReviewedVersion(
         upload=view,
         organization=organization.name,
@@ -476,7 +437,12 @@ def decide(
         publish_approved(db, row, f"{row.submitted_by} (published on approval)", now)
         lines += ["", "It was published at once, as chosen when it was submitted."]
     elif verdict is Verdict.APPROVE:
-        lines += ["", "An owner or admin publishes it from the portal when ready."]
+        # "Version in the portal", approved: a person or an agent allowed to publish may.
+        lines += [
+            "",
+            "An owner or admin publishes it from the portal when ready, or an agent allowed "
+            "to publish does (the tool's publish command).",
+        ]
     mails = tell_managers(
         db,
         row.organization_id,
@@ -488,4 +454,4 @@ def decide(
         now=now,
     )
     log.info("upload %s %s by reviewer %s", row.id, verdict.value, reviewer.email)
-    return Decided(_decision_view(decision, row.version), upload_view(db, row), tuple(mails))
+    return Decided(decision_view(decision, row.version), upload_view(db, row), tuple(mails))

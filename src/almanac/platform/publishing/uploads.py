@@ -22,6 +22,7 @@ from almanac.platform.contract.problems import Problem
 from almanac.platform.hosting import update_findings
 from almanac.platform.lifecycle import Trigger
 from almanac.platform.publishing.checks import queue_room_checks, sent_review
+from almanac.platform.publishing.decisions import DecisionView, decisions_of
 from almanac.platform.publishing.diff import structured
 from almanac.platform.publishing.domains import current_domain
 from almanac.platform.publishing.ids import bind_on_upload
@@ -98,6 +99,8 @@ class UploadView:
     publish_on_approval: bool = False
     published_by: str | None = None
     published_at: datetime | None = None
+    decision: DecisionView | None = None
+    """The latest reviewer's decision, with its reason and note."""
 
     @property
     def listing_only(self) -> bool:
@@ -176,7 +179,7 @@ def code_approved_before(db: Session, plugin_id: str, digest: str) -> bool:
 
 
 def upload_view(db: Session, row: PortalUpload) -> UploadView:
-    """An upload as its organization sees it, with its checks."""
+    """An upload as its organization sees it, with its checks and the latest decision on it."""
     return _view(db, row)
 
 
@@ -184,6 +187,7 @@ def _view(db: Session, row: PortalUpload) -> UploadView:
     checks = db.scalars(
         select(UploadCheck).where(UploadCheck.upload_id == row.id).order_by(UploadCheck.id)
     )
+    decisions = decisions_of(db, row.id)
     return UploadView(
         id=row.id,
         organization_id=row.organization_id,
@@ -209,6 +213,7 @@ def _view(db: Session, row: PortalUpload) -> UploadView:
         publish_on_approval=row.publish_on_approval,
         published_by=row.published_by,
         published_at=row.published_at,
+        decision=decisions[-1] if decisions else None,
     )
 
 
