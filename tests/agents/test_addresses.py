@@ -25,10 +25,11 @@ import httpx
 from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
 
-from almanac.platform.alerts.send import send_alerts
+from almanac.platform.alerts.send import send_alerts, send_network_alert
 from almanac.platform.lifecycle import RunTrigger
 from almanac.platform.mail import OutboxMailer, OutboxMessage
 from almanac.platform.publishing import checks
+from almanac.platform.publishing.checks import NetworkOutage
 from almanac.platform.store import plugins as store_plugins
 from almanac.platform.store.engine import writing
 from almanac.platform.store.write import RunFacts, record_failed_run
@@ -285,6 +286,11 @@ def test_every_address_the_tool_prints_and_every_mailed_link_is_a_page(
     sessions = sessionmaker(writing(api.engine), expire_on_commit=False)
     mailer = OutboxMailer(api.engine, console=io.StringIO())
     assert send_alerts(sessions, mailer, at + timedelta(minutes=1), base_url=api.base_url)
+    # The service's own network went down while checks ran: the operators' alert links /host.
+    outage = NetworkOutage(
+        checks=1, since=at, last_at=at, last_message="could not resolve www.gov.uk"
+    )
+    assert send_network_alert(sessions, mailer, at, outage, None, base_url=api.base_url)
 
     # retire names the page where a person retires it; a person then does.
     retire = tool.run("retire", cwd=folder)
