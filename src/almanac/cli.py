@@ -7,9 +7,9 @@ import sys
 from collections.abc import Callable, Sequence
 from datetime import date
 
-from almanac.platform.accounts.commands import add_staff_commands
 from almanac.sandbox.cli import add_room_commands
 from almanac.settings import SettingsError
+from almanac.staff_cli import add_staff_commands
 
 Command = Callable[[argparse.Namespace], int]
 
