@@ -1,6 +1,6 @@
 """Tables of publishing: domain claims and checks, invitations, agreement, id bindings,
-portal uploads and their checks, review information and decisions, and the portal's notices
-(a published plug-in's store listing is the store's: `store/models.py`)."""
+portal uploads and their static and room checks, review information and decisions, and the
+portal's notices (a published plug-in's store listing is the store's: `store/models.py`)."""
 
 from __future__ import annotations
 
