@@ -26,6 +26,9 @@ ruff format --check .
 echo "== mypy (settings in pyproject.toml: strict on src/almanac/platform)"
 mypy
 
+echo "== lint-imports (the layers: [tool.importlinter] in pyproject.toml)"
+PYTHONPATH="$PWD/src" lint-imports --no-logo
+
 echo "== node --test tests/tool/"
 node --test 'tests/tool/**/*.test.mjs'
 

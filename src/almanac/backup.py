@@ -39,9 +39,9 @@ from alembic.util import CommandError
 from packaging.version import InvalidVersion, Version
 from sqlalchemy import make_url
 
-from almanac.platform.accounts.commands import store_name
 from almanac.platform.store.engine import alembic_config, upgrade_database
 from almanac.settings import Settings
+from almanac.staff_cli import store_name
 
 FORMAT = "almanac-backup"
 FORMAT_VERSION = 1

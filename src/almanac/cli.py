@@ -8,9 +8,9 @@ from collections.abc import Callable, Sequence
 from datetime import date
 from pathlib import Path
 
-from almanac.platform.accounts.commands import add_staff_commands
 from almanac.sandbox.cli import add_room_commands
 from almanac.settings import SettingsError
+from almanac.staff_cli import add_staff_commands
 
 Command = Callable[[argparse.Namespace], int]
 OUTBOX_MOST = 1000
@@ -73,15 +73,15 @@ def _mail_outbox(args: argparse.Namespace) -> int:
     from sqlalchemy.exc import SQLAlchemyError
     from sqlalchemy.orm import Session
 
-    from almanac.platform.accounts.commands import (
+    from almanac.platform.mail import outbox, outbox_entry
+    from almanac.platform.store.engine import make_engine
+    from almanac.settings import load_settings
+    from almanac.staff_cli import (
         database_cause,
         missing_sqlite_file,
         no_store_yet,
         store_name,
     )
-    from almanac.platform.mail import outbox, outbox_entry
-    from almanac.platform.store.engine import make_engine
-    from almanac.settings import load_settings
 
     url = load_settings().database_url
     missing = missing_sqlite_file(url)

@@ -43,13 +43,14 @@ from almanac.orchestration.catalog import (
 )
 from almanac.orchestration.pipeline import RunPipeline
 from almanac.platform.clock import Clock
-from almanac.platform.mail import Mailer, load_mail_settings, mailer_for
+from almanac.platform.mail import Mailer
 from almanac.platform.publishing.checks import RoomRun, Sources
 from almanac.platform.publishing.proof import DomainProver
 from almanac.platform.store.engine import make_engine
+from almanac.sandbox.smtp import load_mail_settings, mailer_for
 from almanac.sandbox.wellknown import domain_prover as default_domain_prover
+from almanac.sensors.asset_checks import plugin_check_definitions
 from almanac.sensors.domains import domain_recheck_definitions
-from almanac.sensors.plugin_checks import plugin_check_definitions
 from almanac.sensors.runs import due_runs_sensor, evaluation_time, failed_runs_sensor
 from almanac.sensors.upload_checks import (
     default_sources,

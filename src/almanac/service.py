@@ -36,8 +36,8 @@ CODE_SERVER_START_SECONDS = 600
 def api_app() -> FastAPI:
     """The API for uvicorn's `--factory`: settings, store and mail from the environment."""
     from almanac.api.app import create_app
-    from almanac.platform.mail import load_mail_settings, mailer_for
     from almanac.platform.store.engine import make_engine
+    from almanac.sandbox.smtp import load_mail_settings, mailer_for
 
     settings = load_settings()
     engine = make_engine(settings.database_url)

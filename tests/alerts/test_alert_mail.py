@@ -20,10 +20,10 @@ from almanac.orchestration.folders import register_folder
 from almanac.platform import accounts
 from almanac.platform.alerts.send import send_alerts
 from almanac.platform.lifecycle import RunTrigger
-from almanac.platform.mail import MailSettings, SmtpMailer
 from almanac.platform.store import plugins as store_plugins
 from almanac.platform.store.engine import write_transaction, writing
 from almanac.platform.store.write import RunFacts, record_failed_run
+from almanac.sandbox.smtp import MailSettings, SmtpMailer
 from tests.accounts.conftest import T0
 from tests.alerts.conftest import Inbox
 from tests.api.conftest import Api, assert_problem

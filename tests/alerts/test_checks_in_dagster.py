@@ -27,8 +27,8 @@ from sqlalchemy.orm import Session, sessionmaker
 from almanac.assets.tags import asset_key
 from almanac.orchestration.folders import register_folder
 from almanac.platform.alerts.send import choose_recipients, sent_alerts
-from almanac.platform.mail import MailSettings, SmtpMailer
 from almanac.platform.store.engine import writing
+from almanac.sandbox.smtp import MailSettings, SmtpMailer
 from tests.alerts.conftest import Inbox
 from tests.orchestration.harness import (
     Minute,

@@ -18,15 +18,12 @@ from sqlalchemy.orm import Session
 from almanac.platform.mail import (
     MailError,
     MailMessage,
-    MailSettings,
     OutboxMailer,
     OutboxMessage,
-    SmtpMailer,
     console_note,
-    load_mail_settings,
-    mailer_for,
 )
 from almanac.platform.store.engine import make_engine, upgrade_database
+from almanac.sandbox.smtp import MailSettings, SmtpMailer, load_mail_settings, mailer_for
 from tests.accounts.conftest import T0
 from tests.accounts.helpers import PASSWORD
 from tests.api.conftest import live_api

@@ -37,6 +37,7 @@ from almanac.platform.mail import OutboxMailer  # noqa: E402
 from almanac.platform.publishing import uploads  # noqa: E402
 from almanac.platform.publishing.checks import listing_links  # noqa: E402
 from almanac.platform.publishing.models import UploadState  # noqa: E402
+from almanac.sandbox.tool_imports import import_problems  # noqa: E402
 from almanac.sensors.upload_checks import DownloaderSources  # noqa: E402
 from almanac.settings import Settings  # noqa: E402
 from tests.orchestration.conftest import fresh_postgres_engine  # noqa: E402
@@ -116,7 +117,7 @@ def main() -> None:
                 started = time.perf_counter()
                 with Session(engine, expire_on_commit=False) as db:
                     answer = uploads.upload(
-                        db, org.id, org.owner, uploads.examine(archive), clock()
+                        db, org.id, org.owner, uploads.examine(archive, import_problems), clock()
                     )
                     db.commit()
                 static = time.perf_counter() - started

@@ -76,7 +76,7 @@ from almanac.platform.store.engine import write_transaction
 from almanac.platform.store.models import Run
 from almanac.sandbox.download import SourceDownloader
 from almanac.sandbox.room import LockedRoom
-from almanac.sensors.plugin_checks import AREA, TAG_AREA
+from almanac.sensors.asset_checks import AREA, TAG_AREA
 from almanac.sensors.upload_checks import DownloaderSources
 from almanac.settings import Settings
 from tests.sandbox.tls_server import Handler, LoopbackDialer, TableResolver, TLSServer

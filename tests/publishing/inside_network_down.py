@@ -38,6 +38,7 @@ from almanac.platform.publishing import uploads
 from almanac.platform.publishing.checks import listing_links
 from almanac.platform.publishing.models import CheckStatus, UploadState
 from almanac.platform.store.engine import make_engine
+from almanac.sandbox.tool_imports import import_problems
 from almanac.settings import Settings
 from tests.accounts.helpers import person
 from tests.api.conftest import live_api
@@ -120,7 +121,9 @@ def _definitions(tmp: Path, engine: Engine, clock: FrozenClock, probe: str | Non
 
 def _upload(engine: Engine, org: Org, files: dict[str, bytes], at: datetime) -> int:
     with Session(engine, expire_on_commit=False) as db:
-        answer = uploads.upload(db, org.id, org.owner, uploads.examine(zip_of(files)), at)
+        answer = uploads.upload(
+            db, org.id, org.owner, uploads.examine(zip_of(files), import_problems), at
+        )
         db.commit()
     assert answer.upload.state is UploadState.CHECKING
     return answer.upload.id

@@ -17,9 +17,9 @@ import trustme
 from dnslib import QTYPE, RCODE, RR, TXT, DNSError, DNSRecord
 from dnslib.server import BaseResolver, DNSHandler, DNSLogger, DNSServer
 
-from almanac.platform.publishing.dns import DnsPythonTxt
 from almanac.platform.publishing.proof import WELL_KNOWN_PATH, DomainProver, proof_value
 from almanac.sandbox.addresses import IPAddress
+from almanac.sandbox.dns_txt import DnsPythonTxt
 from almanac.sandbox.resolver import ResolveError
 from almanac.sandbox.wellknown import WellKnownDownload
 from tests.sandbox.tls_server import Handler, LoopbackDialer, TLSServer

@@ -18,9 +18,9 @@ from sqlalchemy.orm import Session
 
 from almanac.api.deps import SESSION_COOKIE
 from almanac.platform import accounts
-from almanac.platform.mail import MailSettings, SmtpMailer
 from almanac.platform.publishing import ids
 from almanac.platform.store.engine import make_engine
+from almanac.sandbox.smtp import MailSettings, SmtpMailer
 from tests.accounts.helpers import PASSWORD
 from tests.api.conftest import Api, assert_problem, live_api
 from tests.api.test_host import empty_plugin_tables

@@ -12,10 +12,15 @@ from ipaddress import ip_address
 
 import pytest
 
-from almanac.platform.publishing.dns import DnsPythonTxt, TxtLookupFailed
 from almanac.platform.publishing.models import ProofWay
-from almanac.platform.publishing.proof import WELL_KNOWN_PATH, DomainProver, proof_value
+from almanac.platform.publishing.proof import (
+    WELL_KNOWN_PATH,
+    DomainProver,
+    TxtLookupFailed,
+    proof_value,
+)
 from almanac.sandbox.addresses import IPAddress
+from almanac.sandbox.dns_txt import DnsPythonTxt
 from almanac.sandbox.wellknown import FILE_MAX_BYTES, WellKnownDownload
 from almanac.settings import load_settings, parse_dns_servers
 from tests.publishing.servers import NO_ANSWER, SERVFAIL, ProofWorld

@@ -15,10 +15,10 @@ from sqlalchemy import Engine, select
 from sqlalchemy.orm import Session
 
 from almanac.definitions import build_definitions
-from almanac.platform.mail import MailSettings, SmtpMailer
 from almanac.platform.publishing import domains
 from almanac.platform.publishing.gate import submission_gate
 from almanac.platform.publishing.models import CheckKind, DomainCheck, DomainState, ProofWay
+from almanac.sandbox.smtp import MailSettings, SmtpMailer
 from almanac.sensors.domains import GROUP, RECHECK_ASSET, RECHECK_JOB, RECHECK_SENSOR
 from almanac.settings import Settings
 from tests.accounts.conftest import SteppedClock

@@ -24,12 +24,12 @@ from sqlalchemy.orm import Session
 from almanac.platform import accounts
 from almanac.platform.contract.pack import check_pack
 from almanac.platform.lifecycle import RunTrigger
-from almanac.platform.mail import MailSettings, SmtpMailer
 from almanac.platform.publishing.diff import record_diff
 from almanac.platform.publishing.models import PortalUpload, ReviewInformation
 from almanac.platform.store import plugins as store_plugins
 from almanac.platform.store.tables import plugins, requests
 from almanac.platform.store.write import RunFacts, write_run
+from almanac.sandbox.smtp import MailSettings, SmtpMailer
 from tests.api.conftest import Api, assert_problem, live_api
 from tests.api.test_host import UK, folder_files, zip_of
 from tests.api.test_mail import Inbox, smtp  # noqa: F401  (fixture)

@@ -31,6 +31,7 @@ from almanac.platform.publishing.models import CheckStatus, UploadState
 from almanac.platform.store import plugins as store_plugins
 from almanac.platform.store.engine import write_transaction
 from almanac.platform.store.write import RunFacts, write_run
+from almanac.sandbox.tool_imports import import_problems
 from almanac.sensors.upload_checks import (
     CHECKS_JOB,
     CHECKS_POOL,
@@ -99,7 +100,9 @@ def engine() -> Iterator[Engine]:
 
 def _upload(engine: Engine, org: Org, files: dict[str, bytes], at: datetime) -> int:
     with Session(engine, expire_on_commit=False) as db:
-        answer = uploads.upload(db, org.id, org.owner, uploads.examine(zip_of(files)), at)
+        answer = uploads.upload(
+            db, org.id, org.owner, uploads.examine(zip_of(files), import_problems), at
+        )
         db.commit()
     assert answer.upload.state is UploadState.CHECKING
     return answer.upload.id

@@ -38,7 +38,9 @@ from almanac.platform.accounts import Passwords
 from almanac.platform.clock import Clock
 from almanac.platform.mail import Mailer
 from almanac.platform.publishing.proof import DomainProver
+from almanac.platform.publishing.uploads import ImportsJudge
 from almanac.platform.store.engine import reading, writing
+from almanac.sandbox.tool_imports import import_problems
 from almanac.sandbox.wellknown import domain_prover as default_domain_prover
 from almanac.settings import Settings
 
@@ -131,12 +133,13 @@ def create_app(
     tool_file: Path = TOOL_FILE,
     max_body: int = MAX_BODY,
     domain_prover: DomainProver | None = None,
+    imports: ImportsJudge = import_problems,
 ) -> FastAPI:
     """The API under /api/v1 (OpenAPI at /api/v1/openapi.json), the invitation endpoint at
     /api/developers/invitations, problem pages, the tool and /health. Every error is a
     problem+json answer. `passwords` defaults to production argon2 parameters;
     `domain_prover` to DNS through `settings.dns_servers` and the well-known file through the
-    source downloader."""
+    source downloader; `imports` to the tool's `checkImports` in Node."""
     if domain_prover is None:
         domain_prover = default_domain_prover(settings)
     app = FastAPI(
@@ -156,6 +159,7 @@ def create_app(
         passwords=passwords or Passwords(),
         tool_file=tool_file,
         domain_prover=domain_prover,
+        imports=imports,
     )
     install_problem_handlers(app)
     device.install_oauth_errors(app)

@@ -13,6 +13,7 @@ from almanac.platform.accounts import Passwords
 from almanac.platform.clock import Clock
 from almanac.platform.mail import Mailer
 from almanac.platform.publishing.proof import DomainProver
+from almanac.platform.publishing.uploads import ImportsJudge
 from almanac.settings import Settings
 
 
@@ -31,6 +32,8 @@ class ApiContext:
     tool_file: Path
     domain_prover: DomainProver
     """Tries a domain's TXT record and well-known file ("Check now")."""
+    imports: ImportsJudge
+    """Judges an upload's imports (the tool's `checkImports`)."""
 
     def now(self) -> datetime:
         """The one clock read of a request; an aware moment."""

@@ -1,1 +1,3 @@
-"""The domain: contract, store, lifecycle. Imports neither Dagster nor FastAPI."""
+"""The domain (README, Layout): no framework and nothing that talks to the world; what does
+comes in through a port the domain owns. The import-linter contracts of pyproject.toml
+keep it so."""

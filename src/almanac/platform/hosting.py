@@ -1,6 +1,6 @@
 """What the host pages do beyond single store moves: registering checked code as a version
-(with the update rules of "Versioning" 4 against the approved version), and the checks shown
-on a version page. Free of any web framework; every function takes a connection inside a
+(with the update rules of "Versioning" 4 against the approved version), and the static checks
+shown on a version page. Free of any web framework; every function takes a connection inside a
 transaction and, when it writes, who and when."""
 
 from __future__ import annotations

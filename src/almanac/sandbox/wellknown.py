@@ -16,13 +16,13 @@ from pathlib import Path
 
 import httpx
 
-from almanac.platform.publishing.dns import DnsPythonTxt
 from almanac.platform.publishing.proof import (
     WELL_KNOWN_PATH,
     DomainProver,
     FileFetchFailed,
     well_known_url,
 )
+from almanac.sandbox.dns_txt import DnsPythonTxt
 from almanac.sandbox.download import Dialer, DownloadError, Source, SourceDownloader
 from almanac.sandbox.resolver import Resolver
 from almanac.settings import Settings

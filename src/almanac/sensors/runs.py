@@ -105,7 +105,7 @@ def due_runs_sensor(
                     partition_key=order.today.isoformat(),
                     asset_selection=[asset_key(order.plugin_id)],
                     # No asset check: the plug-ins' checks run in a job of their own, outside
-                    # the `almanac` pool (sensors/plugin_checks.py), not in the plug-in's run.
+                    # the `almanac` pool (sensors/asset_checks.py), not in the plug-in's run.
                     asset_check_keys=[],
                     tags=order_tags(order),
                 )

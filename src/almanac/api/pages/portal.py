@@ -265,7 +265,7 @@ def reserve_id(
 
 @router.post("/{organization_id}/uploads")
 async def upload(
-    organization_id: RowIdPath, form: Form, account: PageAccount, db: Db, now: Now
+    organization_id: RowIdPath, form: Form, account: PageAccount, db: Db, ctx: Context, now: Now
 ) -> Response:
     """The pack chosen in the form's file field, checked as the API's upload route checks it."""
     sent = form.get("archive")
@@ -274,7 +274,9 @@ async def upload(
     archive = await sent.read(MAX_ARCHIVE_BYTES * 2)
     with refusals(), code_refusals():
         uploads.require_uploader(db, organization_id, account)
-        answer = uploads.upload(db, organization_id, account, uploads.examine(archive), now)
+        answer = uploads.upload(
+            db, organization_id, account, uploads.examine(archive, ctx.imports), now
+        )
     db.commit()
     return redirect(f"/portal/{organization_id}/uploads/{answer.upload.id}?done=uploaded")
 

@@ -391,7 +391,7 @@ def upload_version(
     uploads.require_uploader(db, organization_id, actor.account)
     db.commit()
     with code_refusals():
-        examined = uploads.examine(archive)
+        examined = uploads.examine(archive, ctx.imports)
         answer = uploads.upload(
             db, organization_id, actor.account, examined, now, agent_name=actor.agent_name
         )

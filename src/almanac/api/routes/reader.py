@@ -26,8 +26,8 @@ from almanac.platform import audience
 from almanac.platform.accounts import InvalidInput
 from almanac.platform.audience import ReadablePlugin, Shown, compact_json
 from almanac.platform.audience.days import RawRecord
-from almanac.platform.publishing.listings import not_newly_installable
 from almanac.platform.reader import pick_name
+from almanac.platform.store.installable import not_newly_installable
 
 router = APIRouter(prefix="/reader", tags=["reader"])
 

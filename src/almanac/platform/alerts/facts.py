@@ -1,5 +1,5 @@
-"""The stored facts the checks and alerts read (`rules.PluginFacts`), for every plug-in ever
-approved, in a few statements whatever the number of plug-ins. Backfill runs are left out
+"""The stored facts the asset checks and alerts read (`rules.PluginFacts`), for every plug-in
+ever approved, in a few statements whatever the number of plug-ins. Backfill runs are left out
 (DECISIONS 8: they never change Approved/Failing)."""
 
 from __future__ import annotations

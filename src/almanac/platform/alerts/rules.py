@@ -1,4 +1,4 @@
-"""The pure rules of the plug-in checks (freshness, volume, Held) and of the alerts (which
+"""The pure rules of the asset checks (freshness, volume, Held) and of the alerts (which
 causes are due); every rule takes the stored facts and the moment `now` (DECISIONS 7).
 
 They add to the spec and change none of its rules: "The write" 5 (an empty batch is a

@@ -34,7 +34,7 @@ from almanac.platform.audience.visibility import (
     readable_plugin,
     visible_plugins,
 )
-from almanac.platform.publishing.listings import not_newly_installable
+from almanac.platform.store.installable import not_newly_installable
 
 SHOWN_KEY = re.compile(r"plugins\.([a-z][a-z0-9-]{1,47})\.shown")
 

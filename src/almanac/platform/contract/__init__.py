@@ -1,4 +1,4 @@
-"""Contract 1: every rule that judges a plug-in and its records, in one place."""
+"""Contract 1, the static checks: every rule that judges a plug-in and its records, in one place."""
 
 from almanac.platform.contract.problems import CATALOG, CatalogEntry, Problem, docs_link
 

@@ -1,5 +1,5 @@
-"""The store listing check (spec "Resources and their fields": Listing; "Errors": Manifest and
-listing; "Limits": Listing).
+"""The store listing's static check, one of the contract's rules (spec "Resources and their
+fields": Listing; "Errors": Manifest and listing; "Limits": Listing).
 
 Choices where the spec leaves room:
 - `category` is one of CATEGORIES: finance, economy, central-banks, holidays, government,

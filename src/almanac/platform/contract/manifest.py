@@ -1,5 +1,6 @@
-"""The manifest check (spec "Resources and their fields": Manifest, Source, Series, Snapshot,
-Links, Limits, Licence; "Errors": Manifest and listing) and the typed `Manifest` it yields.
+"""The manifest's static check, one of the contract's rules (spec "Resources and their fields":
+Manifest, Source, Series, Snapshot, Links, Limits, Licence; "Errors": Manifest and listing) and
+the typed `Manifest` it yields.
 
 The check is written by hand rather than with a schema library: every rule maps to its own
 catalog code and JSON path (`sources[0].url`, `series[1].fieldNames.rate.en`), and every

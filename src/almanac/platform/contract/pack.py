@@ -1,5 +1,6 @@
-"""The pack archive read safely, and the plug-in it holds checked without Node (spec "Limits":
-Upload size, Archive entries, Code file types; "Errors": Upload; DECISIONS 5).
+"""The pack archive read safely, and the contract's static checks of the plug-in it holds, made
+without Node (spec "Limits": Upload size, Archive entries, Code file types; "Errors": Upload;
+DECISIONS 5).
 
 The raw ZIP structure is read here, not left to `zipfile`: zipfile accepts data before the first
 entry (it shifts every offset), trusts the sizes an entry declares, reads ZIP64 and spanned

@@ -1,4 +1,4 @@
-"""The problem catalog ("Errors" section) and the Problem every check reports.
+"""The problem catalog ("Errors" section) and the Problem every static and room check reports.
 
 `problems.json` beside this module is the one canonical catalog; the tool embeds a copy and a
 test fails when the two differ. Codes are never renamed or reused; a retired code stays.

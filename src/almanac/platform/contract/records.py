@@ -1,5 +1,6 @@
-"""The record-batch check (spec "Records": Value, Event and Item tables, Batch rules; "Errors":
-Records of a run; "The write" rule 1: one bad line refuses the whole batch).
+"""The record batch's static check, one of the contract's rules (spec "Records": Value, Event
+and Item tables, Batch rules; "Errors": Records of a run; "The write" rule 1: one bad line
+refuses the whole batch).
 
 Decisions where the spec is silent, shared with the Node tool through tests/conformance/:
 - Lines: one JSON object per line. When the last line given is empty ("" or b"", what splitting

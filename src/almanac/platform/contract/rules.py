@@ -1,4 +1,4 @@
-"""Syntax rules shared by the manifest check and the record check (contract 1).
+"""Syntax rules shared by the static checks of the manifest and of records (contract 1).
 
 Each rule here is the one place its spec sentence lives; `manifest.py` and `records.py` only
 decide which catalog code a broken rule reports. Lengths count Unicode code points (the Node

@@ -1,4 +1,4 @@
-"""Checks of an update against the published version (spec "Versioning" rule 4).
+"""The static checks of an update against the published version (spec "Versioning" rule 4).
 
 An update never removes records, so what stored records mean must not change: a new time zone,
 or a series whose `kind`, `unit` or `dates` changed, is refused (add a series with a new key

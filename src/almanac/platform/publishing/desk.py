@@ -42,7 +42,6 @@ from almanac.platform.publishing.gate import is_update, review_document, reviewe
 from almanac.platform.publishing.models import (
     PortalUpload,
     ReviewDecision,
-    StoreListing,
     UploadState,
     Verdict,
 )
@@ -51,6 +50,7 @@ from almanac.platform.publishing.publication import publish_approved
 from almanac.platform.publishing.review import REVIEW_FILE
 from almanac.platform.publishing.submission import AttestationMade, attestations_of
 from almanac.platform.publishing.uploads import UploadView, upload_view
+from almanac.platform.store.models import StoreListing
 from almanac.platform.store.tables import blobs, plugins, version_files, versions
 
 log = logging.getLogger(__name__)

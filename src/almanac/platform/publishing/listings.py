@@ -1,25 +1,25 @@
 """The listing of a plug-in published through the portal ("Listing of a published plug-in"):
-its state, who may newly install it, and the publisher's moves (unpublish, list again,
-retire), each kept in the plug-in's history with who made it."""
+its state and the publisher's moves (unpublish, list again, retire), each kept in the plug-in's
+history with who made it. Who may newly install it is `store/installable.py`."""
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
 
-from sqlalchemy import ColumnElement, Text, and_, cast, select
+from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from almanac.platform.accounts.errors import Conflict, InvalidInput, NotFound
 from almanac.platform.accounts.models import Account
 from almanac.platform.mail import MailMessage
 from almanac.platform.publishing.ids import retire_id
-from almanac.platform.publishing.models import PortalUpload, StoreListing, UploadState
+from almanac.platform.publishing.models import PortalUpload, UploadState
 from almanac.platform.publishing.notices import tell_managers
 from almanac.platform.publishing.roles import require_manager, require_member, who
 from almanac.platform.store import plugins as store
+from almanac.platform.store.models import StoreListing
 from almanac.platform.store.tables import plugins
 
 log = logging.getLogger(__name__)
@@ -76,21 +76,6 @@ class ListingView:
         return "listed" if self.listed else "unlisted"
 
 
-def in_store_clause() -> ColumnElement[bool]:
-    """SQL of `ListingView.in_store` over `store_listings` joined to `plugins`. A plug-in
-    published without listing.json ("optional; required to list in the store") is never in
-    it: its listing is SQL NULL, or JSON null in rows written before that was so."""
-    return and_(
-        StoreListing.listed.is_(True),
-        StoreListing.listing.is_not(None),
-        cast(StoreListing.listing, Text) != "null",
-        StoreListing.retired_at.is_(None),
-        plugins.c.shelved.is_(False),
-        plugins.c.taken_down.is_(False),
-        plugins.c.retired.is_(False),
-    )
-
-
 def listing_view(db: Session, listing: StoreListing) -> ListingView:
     flags = db.execute(
         select(plugins.c.shelved, plugins.c.taken_down, plugins.c.takedown_message).where(
@@ -120,21 +105,6 @@ def store_listing(db: Session, plugin_id: str) -> ListingView | None:
     registered at the host only, which the store never shows (so no shelf acts on it)."""
     listing = db.get(StoreListing, plugin_id)
     return None if listing is None else listing_view(db, listing)
-
-
-def not_newly_installable(db: Session, plugin_ids: Iterable[str]) -> set[str]:
-    """ "Listing of a published plug-in", Unpublish: of these ids, the plug-ins published
-    through the portal that nobody new may install (unlisted, shelved, taken down, retired, or
-    published without a listing). The service's own plug-ins are not in the set."""
-    ids = list(plugin_ids)
-    if not ids:
-        return set()
-    listed = select(StoreListing.plugin_id).join(plugins, plugins.c.id == StoreListing.plugin_id)
-    published = set(
-        db.scalars(select(StoreListing.plugin_id).where(StoreListing.plugin_id.in_(ids)))
-    )
-    installable = set(db.scalars(listed.where(StoreListing.plugin_id.in_(ids), in_store_clause())))
-    return published - installable
 
 
 def _listing(db: Session, organization_id: int, plugin_id: str) -> StoreListing:

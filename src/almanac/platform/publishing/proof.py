@@ -6,7 +6,6 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Protocol
 
-from almanac.platform.publishing.dns import TxtLookup, TxtLookupFailed
 from almanac.platform.publishing.models import ProofWay
 
 TXT_PREFIX = "_almanac-verify"
@@ -28,6 +27,18 @@ def proof_value(token: str) -> str:
 def well_known_url(domain: str) -> str:
     """Where the file goes: `https://<domain>/.well-known/almanac-verify.txt`."""
     return f"https://{domain}{WELL_KNOWN_PATH}"
+
+
+class TxtLookupFailed(Exception):
+    """No TXT answer could be had: no such name, a time-out, a failing server. The message
+    says which, for the person checking the domain."""
+
+
+class TxtLookup(Protocol):
+    def txt(self, name: str) -> list[str]:
+        """The texts of the TXT records at `name` (each record's strings joined); an empty
+        list when the name has none. Raise TxtLookupFailed when no answer can be had."""
+        ...
 
 
 class FileFetchFailed(Exception):

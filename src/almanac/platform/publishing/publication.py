@@ -19,7 +19,6 @@ from almanac.platform.publishing.gate import reviewed_digest
 from almanac.platform.publishing.models import (
     PortalUpload,
     ReviewDecision,
-    StoreListing,
     UploadState,
     Verdict,
 )
@@ -27,6 +26,7 @@ from almanac.platform.publishing.roles import require_manager, who
 from almanac.platform.publishing.uploads import ICON_FILE, LISTING_FILE, UploadView, upload_row
 from almanac.platform.publishing.uploads import upload_view as _upload_view
 from almanac.platform.store import plugins as store
+from almanac.platform.store.models import StoreListing
 from almanac.platform.store.tables import plugins
 
 log = logging.getLogger(__name__)

@@ -25,12 +25,14 @@ from almanac.platform.audience.visibility import (
 from almanac.platform.contract.listing import CATEGORIES
 from almanac.platform.contract.pack import read_pack
 from almanac.platform.publishing.domains import DomainStatus, current_domain
-from almanac.platform.publishing.listings import ListingView, in_store_clause, listing_view
-from almanac.platform.publishing.models import PortalUpload, StoreListing
+from almanac.platform.publishing.listings import ListingView, listing_view
+from almanac.platform.publishing.models import PortalUpload
 from almanac.platform.publishing.uploads import RECORDS_FILE
 from almanac.platform.reader.names import pick_name
 from almanac.platform.reader.render import Day, render_days
 from almanac.platform.reader.words import schedule_words
+from almanac.platform.store.installable import in_store_clause
+from almanac.platform.store.models import StoreListing
 from almanac.platform.store.tables import plugins, runs
 
 CONTEXT_FILE = "fixtures/context.json"

@@ -8,7 +8,7 @@ import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime, time, timedelta
-from typing import Any
+from typing import Any, Protocol
 
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
@@ -26,7 +26,6 @@ from almanac.platform.publishing.decisions import DecisionView, decisions_of
 from almanac.platform.publishing.diff import structured
 from almanac.platform.publishing.domains import current_domain
 from almanac.platform.publishing.ids import bind_on_upload
-from almanac.platform.publishing.imports import import_problems
 from almanac.platform.publishing.models import (
     CheckStatus,
     PortalUpload,
@@ -53,6 +52,17 @@ always: without its file, a warning; updates only when a version of the plug-in 
 published)."""
 
 _FOLDER_CODES = ("PLG-FOLDER-", "PLG-FETCH-", "PLG-FIXTURE-", "PLG-CODE-", "PLG-ZIP-")
+
+
+class ImportsJudge(Protocol):
+    """The imports rule (PLG-IMPORT-OUTSIDE, PLG-IMPORT-PACKAGE) is the tool's own
+    `checkImports`, one rule in one function; the service runs it in Node
+    (`sandbox/tool_imports.py`)."""
+
+    def __call__(self, folder: str, files: Mapping[str, bytes]) -> list[Problem]:
+        """The import problems of the plug-in files (path -> bytes) as `check` finds them:
+        every import from fetch.mjs on, through its own modules."""
+        ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -406,10 +416,10 @@ def listing_missing() -> Problem:
     )
 
 
-def _refusals(code: PluginCode, files: Mapping[str, bytes]) -> None:
+def _refusals(code: PluginCode, files: Mapping[str, bytes], imports: ImportsJudge) -> None:
     """The store rules and the imports: any error refuses the upload (CodeRefused)."""
     problems = store_problems(code.manifest)
-    problems.extend(import_problems(code.manifest.id, files))
+    problems.extend(imports(code.manifest.id, files))
     if any(p.severity == "error" for p in problems):
         raise CodeRefused(problems)
 
@@ -457,7 +467,7 @@ class Examined:
     archive: bytes
 
 
-def examine(archive: bytes) -> Examined:
+def examine(archive: bytes, imports: ImportsJudge) -> Examined:
     """The checks of an upload that need no database, made before any transaction (on the
     embedded default a transaction that may write holds the one write lock): the archive
     (PLG-ZIP-*), code file types and the 1 MiB of covered code, the manifest
@@ -465,7 +475,7 @@ def examine(archive: bytes) -> Examined:
     (PLG-STORE-AUDIENCE, PLG-LICENCE-TERMS-MISSING) and the imports. Raises CodeRefused."""
     unpacked = read_pack(archive)
     code = check_code(unpacked.folder, unpacked.files, unpacked.pack_info)
-    _refusals(code, unpacked.files)
+    _refusals(code, unpacked.files, imports)
     hashed = content_hash(unpacked.folder, unpacked.files)
     return Examined(unpacked.folder, unpacked.files, code, hashed, archive)
 

@@ -1,5 +1,6 @@
 """The tables of the store: plug-ins, their versions and code, state moves, run requests, runs,
-records and their revisions, and Held details."""
+records and their revisions, Held details, and the store listing of a plug-in published through
+the portal (beside the plug-in's own shelf and takedown flags)."""
 
 from __future__ import annotations
 
@@ -247,3 +248,25 @@ class HeldSeries(Base):
     first_dates: Mapped[list[str]] = mapped_column(JSON)
     window_count: Mapped[int] = mapped_column(Integer)
     held_at: Mapped[datetime] = mapped_column(UTCDateTime)
+
+
+class StoreListing(Base):
+    """A plug-in published through the portal and its place in the store: the published
+    upload whose listing shows, whether its publisher lists it, and its retirement. The
+    service's shelf and takedown are the plug-in's own flags (`plugins.shelved`,
+    `plugins.taken_down`), acting on the same listing."""
+
+    __tablename__ = "store_listings"
+    __table_args__ = (Index("ix_store_listings_organization_id", "organization_id"),)
+
+    plugin_id: Mapped[str] = mapped_column(ForeignKey("plugins.id"), primary_key=True)
+    organization_id: Mapped[int] = mapped_column(ForeignKey("organizations.id"))
+    upload_id: Mapped[int] = mapped_column(ForeignKey("portal_uploads.id"))
+    listing: Mapped[dict[str, Any] | None] = mapped_column(JSON(none_as_null=True))
+    """listing.json's object; SQL NULL for a plug-in published without one."""
+    icon: Mapped[bytes | None] = mapped_column(LargeBinary)
+    category: Mapped[str | None] = mapped_column(String(32))
+    listed: Mapped[bool] = mapped_column(Boolean)
+    published_at: Mapped[datetime] = mapped_column(UTCDateTime())
+    retired_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
+    retired_by: Mapped[str | None] = mapped_column(String(320))

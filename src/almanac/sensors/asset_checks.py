@@ -1,4 +1,4 @@
-"""The plug-in asset checks and the alerts (issue 20) as Dagster definitions: three asset
+"""Dagster's asset checks and the alerts (issue 20) as Dagster definitions: three asset
 checks on every plug-in asset (freshness, volume, Held), executed on their own in runs that
 select only the checks (never materializing a plug-in, never in the plug-ins' `almanac` pool),
 started by a sensor every 15 minutes and soon after each plug-in run; the same run then sends

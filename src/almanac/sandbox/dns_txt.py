@@ -1,9 +1,9 @@
-"""DNS TXT look-ups for the domain proof: the interface and its dnspython implementation."""
+"""DNS TXT look-ups for the domain proof through dnspython: the `TxtLookup` of
+`platform/publishing/proof.py`."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Protocol
 
 import dns.exception
 import dns.nameserver
@@ -11,20 +11,10 @@ import dns.rdatatype
 import dns.rdtypes.ANY.TXT
 import dns.resolver
 
+from almanac.platform.publishing.proof import TxtLookupFailed
+
 DNS_TIMEOUT_SECONDS = 5.0
 """How long one TXT look-up may take, every server and retry included."""
-
-
-class TxtLookupFailed(Exception):
-    """No TXT answer could be had: no such name, a time-out, a failing server. The message
-    says which, for the person checking the domain."""
-
-
-class TxtLookup(Protocol):
-    def txt(self, name: str) -> list[str]:
-        """The texts of the TXT records at `name` (each record's strings joined); an empty
-        list when the name has none. Raise TxtLookupFailed when no answer can be had."""
-        ...
 
 
 class DnsPythonTxt:

@@ -1,5 +1,6 @@
 """The imports of an uploaded folder, judged by the tool's own `checkImports` (one rule, one
-function): PLG-IMPORT-OUTSIDE and PLG-IMPORT-PACKAGE."""
+function: PLG-IMPORT-OUTSIDE and PLG-IMPORT-PACKAGE) in a Node process: the `ImportsJudge` of
+`platform/publishing/uploads.py`."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from pathlib import Path
 from almanac.node import node_binary
 from almanac.platform.contract.problems import Problem
 
-TOOL = Path(__file__).resolve().parents[4] / "tool" / "almanac-plugin.mjs"
+TOOL = Path(__file__).resolve().parents[3] / "tool" / "almanac-plugin.mjs"
 TIMEOUT_SECONDS = 20
 
 _SCRIPT = """

@@ -1,4 +1,5 @@
-"""`almanac staff grant <email> <role>`: the first operator is granted from the machine itself."""
+"""`almanac staff grant|revoke <email> <role>`: the command over the accounts' staff roles; the
+first operator is granted from the machine itself."""
 
 from __future__ import annotations
 
