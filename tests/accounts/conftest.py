@@ -51,6 +51,8 @@ ACCOUNT_TABLES = (
     "accounts",
     "invitation_requests",
     "mail_outbox",
+    # The limits' counts, so each test's attempts start from none.
+    "limit_attempts",
 )
 
 

@@ -22,7 +22,7 @@ from sqlalchemy.orm import Session
 
 from almanac.platform import accounts
 from almanac.platform.agents.models import DeviceCode
-from tests.agents.helpers import V1, approve, bearer, poll
+from tests.agents.helpers import V1, approve, bearer, poll, start
 from tests.agents.test_agent_api import Bank
 from tests.agents.tool_runner import (
     UK,
@@ -169,6 +169,19 @@ def test_denied_expired_and_slowed_down_logins(tool: Tool, bank: Bank) -> None:
     with Session(api.engine) as db:
         row = db.scalars(select(DeviceCode).where(this)).one()
     assert row.state == "issued" and row.interval <= interval + 5
+
+
+def test_login_past_the_limit_on_codes_says_how_long_to_wait(tool: Tool, bank: Bank) -> None:
+    # Ten codes this hour from this machine's address, the tool's own (127.0.0.1).
+    for _ in range(10):
+        start(bank.api.client())
+    refused = tool.run("login", "--server", bank.api.base_url, "--json")
+    assert refused.code == 1, refused.stderr
+    error = refused.json()["error"]
+    assert error["status"] == 429 and error["code"] == "DEVICE-CODE-LIMITED"
+    assert "almanac-plugin: DEVICE-CODE-LIMITED: login: too many login codes" in refused.stderr
+    assert re.search(r"try again in (1 hour|\d+ minutes)$", error["message"]), error
+    assert not (tool.config / "plugin-login.json").exists()
 
 
 def test_a_new_login_on_the_machine_and_a_demoted_approver_end_the_token(

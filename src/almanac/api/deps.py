@@ -91,6 +91,17 @@ async def get_now(ctx: Context) -> datetime:
 Now = Annotated[datetime, Depends(get_now)]
 
 
+async def get_client_address(request: Request) -> str | None:
+    """The client's network address as uvicorn gives it: the connection's peer, or, when the
+    peer is a proxy uvicorn trusts (`--forwarded-allow-ips`, by default 127.0.0.1 only), the
+    address that proxy put in `X-Forwarded-For`. No header is read here: from any other peer
+    an `X-Forwarded-For` changes nothing."""
+    return request.client.host if request.client else None
+
+
+ClientAddress = Annotated[str | None, Depends(get_client_address)]
+
+
 @dataclass(frozen=True, slots=True)
 class Principal:
     """Who is asking, and with what: a web session cookie, a bearer token, or an agent's token

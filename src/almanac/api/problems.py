@@ -93,6 +93,13 @@ def problem_response(
     return JSONResponse(body, status_code=status, media_type=PROBLEM_JSON, headers=headers)
 
 
+def retry_after(error: Exception) -> dict[str, str] | None:
+    """The `Retry-After` header (RFC 9110 section 10.2.3, in seconds) of a refusal that knows
+    when the request may be made again."""
+    seconds = getattr(error, "retry_after", None)
+    return {"Retry-After": str(seconds)} if isinstance(seconds, int) else None
+
+
 def _location(loc: Sequence[str | int]) -> str:
     return ".".join(str(part) for part in loc)
 
@@ -109,7 +116,7 @@ def install_problem_handlers(app: FastAPI) -> None:
     @app.exception_handler(accounts.AccountError)
     async def _account(request: Request, exc: accounts.AccountError) -> JSONResponse:
         status = next((s for kind, s in ACCOUNT_STATUS.items() if isinstance(exc, kind)), 422)
-        return problem_response(request, status, exc.code, exc.detail)
+        return problem_response(request, status, exc.code, exc.detail, headers=retry_after(exc))
 
     @app.exception_handler(RequestValidationError)
     async def _invalid(request: Request, exc: RequestValidationError) -> JSONResponse:

@@ -1,6 +1,6 @@
-"""Sign-up, sign-in and sign-out pages, over the same account functions as `routes/auth.py`:
-the password is checked in a read-only transaction (argon2 is slow and must not hold the
-embedded default's write lock), and the session cookie is the API's own."""
+"""Sign-up, sign-in and sign-out pages, over the same account functions as `routes/auth.py`
+(`accounts.sign_in`: the limits on failed sign-ins, and the password checked in a read-only
+transaction), with the API's own session cookie."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from fastapi.responses import Response
 from pydantic import ValidationError
 from starlette.datastructures import FormData
 
-from almanac.api.deps import SESSION_COOKIE, Context, Db, Now, ReadDb
+from almanac.api.deps import SESSION_COOKIE, ClientAddress, Context, Db, Now, ReadDb
 from almanac.api.pages.common import (
     Form,
     MaybeAccount,
@@ -22,7 +22,6 @@ from almanac.api.pages.common import (
 from almanac.api.routes.auth import mail_verification
 from almanac.api.schemas.auth import SignInIn, SignUpIn
 from almanac.platform import accounts
-from almanac.platform.accounts import Account
 from almanac.platform.accounts.passwords import MIN_PASSWORD_LENGTH
 
 router = APIRouter(include_in_schema=False)
@@ -54,31 +53,42 @@ def sign_in_page(request: Request, account: MaybeAccount, next: str | None = Non
 
 
 @router.post("/signin")
-def sign_in(request: Request, form: Form, read: ReadDb, db: Db, ctx: Context, now: Now) -> Response:
-    """Check e-mail and password as `POST /api/v1/auth/signin` does, start a session and go
-    on to the page asked for; a refusal draws the form again with the reason."""
+def sign_in(
+    request: Request,
+    form: Form,
+    read: ReadDb,
+    db: Db,
+    ctx: Context,
+    now: Now,
+    client_address: ClientAddress,
+) -> Response:
+    """Check e-mail and password as `POST /api/v1/auth/signin` does, within the same limits
+    on failed sign-ins, start a session and go on to the page asked for; a refusal draws the
+    form again with the reason (a limit's with how long to wait, and `Retry-After`)."""
     back = safe_next(text_field(form, "next"))
     email = text_field(form, "email")
     try:
         with refusals():
             body = SignInIn.model_validate({"email": email, "password": _password(form)})
-            password = body.password.get_secret_value()
-            checked = accounts.authenticate(read, body.email, password, ctx.passwords)
+            signed = accounts.sign_in(
+                db,
+                read,
+                body.email,
+                body.password.get_secret_value(),
+                client_address,
+                ctx.passwords,
+                now,
+            )
     except PageRefused as refusal:
         context = {"title": "Sign in", "next": back, "email": email, "error": refusal.message}
-        return render(request, "signin.html", context, status=refusal.status)
-    # As the API's sign-in: any new hash is made before the writing transaction stores it.
-    new_hash = accounts.rehashed_password(checked, password, ctx.passwords)
-    read.close()  # its connection goes back to the pool before the request takes another
-    account = db.get_one(Account, checked.id)
-    if new_hash is not None:
-        account.password_hash = new_hash
-    cookie = accounts.start_session(db, account, now)
+        page = render(request, "signin.html", context, status=refusal.status)
+        page.headers.update(refusal.headers)
+        return page
     db.commit()
     response = redirect(back)
     response.set_cookie(
         SESSION_COOKIE,
-        cookie,
+        signed.cookie,
         max_age=int(accounts.identity.SESSION_LIFETIME.total_seconds()),
         httponly=True,
         samesite="lax",

@@ -26,7 +26,7 @@ from pydantic import ValidationError
 from starlette.datastructures import FormData
 
 from almanac.api.deps import SESSION_COOKIE, Db, Now
-from almanac.api.problems import ProblemError
+from almanac.api.problems import ProblemError, retry_after
 from almanac.platform import accounts
 from almanac.platform.accounts import Account, StaffRole
 
@@ -107,13 +107,22 @@ def _token_of(seed: str) -> str:
 
 
 class PageRefused(Exception):
-    """A refusal drawn as a page: `status`, a catalog `code` and a sentence for the person."""
+    """A refusal drawn as a page: `status`, a catalog `code` and a sentence for the person;
+    `retry_after`, the seconds until it may be tried again when a limit says so."""
 
-    def __init__(self, status: int, code: str, message: str) -> None:
+    def __init__(
+        self, status: int, code: str, message: str, retry_after: int | None = None
+    ) -> None:
         super().__init__(message)
         self.status = status
         self.code = code
         self.message = message
+        self.retry_after = retry_after
+
+    @property
+    def headers(self) -> dict[str, str]:
+        """The refusal's own headers (`Retry-After`), as the API's problem carries them."""
+        return retry_after(self) or {}
 
 
 class SignInNeeded(Exception):
@@ -246,7 +255,8 @@ def refusals() -> Iterator[None]:
         yield
     except accounts.AccountError as error:
         status = next((s for kind, s in ACCOUNT_STATUS.items() if isinstance(error, kind)), 422)
-        raise PageRefused(status, error.code, error.detail) from None
+        seconds = getattr(error, "retry_after", None)
+        raise PageRefused(status, error.code, error.detail, seconds) from None
     except ProblemError as error:
         raise PageRefused(error.status, error.code, error.detail) from None
     except ValidationError as error:
@@ -260,13 +270,15 @@ def refused_page(request: Request, refusal: PageRefused) -> Response:
     ctx = request.app.state.almanac
     with ctx.sessions() as db:
         account = optional_account(request, db, ctx.now())
-        return render(
+        page = render(
             request,
             "refused.html",
             {"title": "Not done", "refusal": refusal},
             status=refusal.status,
             account=account,
         )
+    page.headers.update(refusal.headers)
+    return page
 
 
 def sign_in_redirect(refusal: SignInNeeded) -> Response:

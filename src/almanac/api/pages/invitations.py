@@ -24,7 +24,8 @@ from almanac.api.pages.common import (
 )
 from almanac.api.schemas.invitations import InvitationIn, InvitationOut
 from almanac.platform import accounts
-from almanac.platform.accounts.invitations import MAX_NOTE, MAX_ORGANIZATION, REQUESTS_PER_ADDRESS
+from almanac.platform.accounts.invitations import MAX_NOTE, MAX_ORGANIZATION
+from almanac.platform.limits import INVITATION_REQUESTS_PER_EMAIL
 
 router = APIRouter(include_in_schema=False)
 
@@ -41,7 +42,7 @@ def _context(values: dict[str, str], error: PageRefused | None, sent: bool) -> d
         "limits": {
             "organization": MAX_ORGANIZATION,
             "note": MAX_NOTE,
-            "per_address": REQUESTS_PER_ADDRESS,
+            "per_address": INVITATION_REQUESTS_PER_EMAIL.most,
         },
     }
 

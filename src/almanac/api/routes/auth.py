@@ -8,7 +8,16 @@ from datetime import datetime
 from fastapi import APIRouter, Query, Request, Response, status
 
 from almanac.api.context import ApiContext
-from almanac.api.deps import SESSION_COOKIE, Context, CurrentAccount, Db, Now, ReadDb, WriteDb
+from almanac.api.deps import (
+    SESSION_COOKIE,
+    ClientAddress,
+    Context,
+    CurrentAccount,
+    Db,
+    Now,
+    ReadDb,
+    WriteDb,
+)
 from almanac.api.pages.common import refusals, render
 from almanac.api.schemas.auth import AccountOut, OrganizationRef, SignInIn, SignUpIn, VerifiedOut
 from almanac.platform import accounts
@@ -100,32 +109,44 @@ def resend_verification(account: CurrentAccount, db: Db, ctx: Context, now: Now)
     return Response(status_code=status.HTTP_202_ACCEPTED)
 
 
-@router.post("/signin", response_model=AccountOut)
+@router.post(
+    "/signin",
+    response_model=AccountOut,
+    responses={429: {"description": "too many failed sign-ins: see Retry-After"}},
+)
 def sign_in(
-    body: SignInIn, response: Response, read: ReadDb, db: Db, ctx: Context, now: Now
+    body: SignInIn,
+    response: Response,
+    read: ReadDb,
+    db: Db,
+    ctx: Context,
+    now: Now,
+    client_address: ClientAddress,
 ) -> AccountOut:
-    """Check e-mail and password and set the session cookie (HttpOnly, SameSite=Lax). The
-    password is checked in a read-only transaction: argon2 takes a quarter of a second, which
-    must not be spent holding the embedded default's write lock."""
-    password = body.password.get_secret_value()
-    checked = accounts.authenticate(read, body.email, password, ctx.passwords)
-    new_hash = accounts.rehashed_password(checked, password, ctx.passwords)
-    read.close()  # its connection goes back to the pool before the request takes another
-    account = db.get_one(Account, checked.id)
-    if new_hash is not None:
-        account.password_hash = new_hash
-    cookie = accounts.start_session(db, account, now)
+    """Check e-mail and password and set the session cookie (HttpOnly, SameSite=Lax). At most
+    10 failed sign-ins per e-mail address and 30 per client address in 15 minutes: past either
+    the answer is 429 with `Retry-After`, whatever the password (SIGN-IN-LOCKED,
+    SIGN-IN-ADDRESS-LIMITED)."""
+    signed = accounts.sign_in(
+        db,
+        read,
+        body.email,
+        body.password.get_secret_value(),
+        client_address,
+        ctx.passwords,
+        now,
+    )
     db.commit()
     response.set_cookie(
         SESSION_COOKIE,
-        cookie,
+        signed.cookie,
         max_age=int(accounts.identity.SESSION_LIFETIME.total_seconds()),
         httponly=True,
         samesite="lax",
         secure=ctx.settings.base_url.startswith("https://"),
         path="/",
     )
-    return account_out(db, account)
+    return account_out(db, signed.account)
 
 
 @router.post("/signout", status_code=status.HTTP_204_NO_CONTENT)

@@ -14,9 +14,9 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Depends, FastAPI, Request, Response, status
 from fastapi.responses import JSONResponse
 
-from almanac.api.deps import Context, CurrentPrincipal, Db, Now
+from almanac.api.deps import ClientAddress, Context, CurrentPrincipal, Db, Now
 from almanac.api.schemas.agents import DeviceAuthorizationOut, DeviceTokenOut, OAuthErrorOut
-from almanac.platform import accounts, agents
+from almanac.platform import accounts, agents, limits
 from almanac.platform.agents import AgentAction, DeviceGrantError
 
 router = APIRouter(prefix="/device", tags=["device"])
@@ -91,23 +91,35 @@ def _required(form: dict[str, str], name: str) -> str:
 @router.post(
     "/code",
     response_model=DeviceAuthorizationOut,
-    responses=OAUTH_ERRORS,
+    responses={
+        **OAUTH_ERRORS,
+        429: {"description": "DEVICE-CODE-LIMITED, a problem: see Retry-After"},
+    },
     openapi_extra=_form_body("client_id", "agent_name", "machine_id"),
 )
 def device_authorization(
-    form: OAuthForm, ctx: Context, db: Db, now: Now, response: Response
+    form: OAuthForm,
+    ctx: Context,
+    db: Db,
+    now: Now,
+    response: Response,
+    client_address: ClientAddress,
 ) -> DeviceAuthorizationOut:
     """The device authorization request (RFC 8628 section 3.1) of `login`: `client_id`
     `almanac-plugin`, `agent_name` (shown to the approver) and `machine_id` (a new login on the
     same machine revokes its earlier token). The user code is valid 10 minutes at
-    `verification_uri`; poll `/api/v1/device/token` every `interval` seconds."""
+    `verification_uri`; poll `/api/v1/device/token` every `interval` seconds. At most 10 codes
+    an hour per client address: past it, 429 with `Retry-After` and the problem
+    DEVICE-CODE-LIMITED (RFC 8628 names no error for it; every other refusal is the OAuth
+    error it was)."""
     agents.require_client(form.get("client_id"))
+    agent_name, machine_id = _required(form, "agent_name"), _required(form, "machine_id")
+    agents.login_request(agent_name, machine_id)
+    limits.count_attempt(
+        db, [(limits.DEVICE_CODES_PER_ADDRESS, limits.address_subject(client_address))], now
+    )
     started = agents.start_login(
-        db,
-        _required(form, "agent_name"),
-        _required(form, "machine_id"),
-        now,
-        interval=ctx.settings.device_poll_interval,
+        db, agent_name, machine_id, now, interval=ctx.settings.device_poll_interval
     )
     db.commit()
     response.headers.update(NO_STORE)

@@ -12,10 +12,16 @@ from almanac.platform.agents import AgentAction
 router = APIRouter(prefix="/developers", tags=["invitations"])
 
 
-@router.post("/invitations", status_code=status.HTTP_202_ACCEPTED, response_model=InvitationOut)
+@router.post(
+    "/invitations",
+    status_code=status.HTTP_202_ACCEPTED,
+    response_model=InvitationOut,
+    responses={429: {"description": "RATE-LIMITED: see Retry-After"}},
+)
 def request_invitation(body: InvitationIn, request: Request, db: Db, now: Now) -> InvitationOut:
     """No credentials. The answer is the same whether or not the domain is known or already
-    asked for; nothing is mailed until someone is invited. At most 5 a day per address."""
+    asked for; nothing is mailed until someone is invited. At most 5 a day per e-mail address:
+    past it, 429 with `Retry-After` (RATE-LIMITED)."""
     header = request.headers.get("authorization")
     if header is not None:
         # "Authentication" 5: a token may not ask to be invited; an agent's is AGENT_FORBIDDEN.

@@ -155,13 +155,18 @@ def name_domain(
     return domain_out(found)
 
 
-@router.post("/organizations/{organization_id}/domain/check", response_model=DomainOut)
+@router.post(
+    "/organizations/{organization_id}/domain/check",
+    response_model=DomainOut,
+    responses={429: {"description": "DOMAIN-CHECK-LIMITED: see Retry-After"}},
+)
 def check_domain(
     organization_id: RowIdPath, account: VerifyingDomain, db: Db, ctx: Context, now: Now
 ) -> DomainOut:
     """Check now (owners and admins): tries the TXT record and the file; the answer's
     `last_check` says what each held and `proved_by` which one proved the domain. Not proved
-    yet is an answer, not an error."""
+    yet is an answer, not an error. At most 10 an hour per organization: past it, 429 with
+    `Retry-After` (DOMAIN-CHECK-LIMITED)."""
     found = domains.check_now(db, organization_id, account, ctx.domain_prover, now)
     db.commit()
     return domain_out(found)

@@ -15,6 +15,7 @@ from almanac.platform.accounts.errors import (
     VerificationInvalid,
 )
 from almanac.platform.accounts.identity import (
+    SignedIn,
     authenticate,
     end_session,
     find_account,
@@ -22,6 +23,7 @@ from almanac.platform.accounts.identity import (
     normalize_email,
     rehashed_password,
     session_account,
+    sign_in,
     sign_up,
     start_session,
     verification_link,
@@ -91,6 +93,7 @@ __all__ = [
     "OrganizationRole",
     "Passwords",
     "RateLimited",
+    "SignedIn",
     "StaffGrant",
     "StaffRole",
     "VerificationInvalid",
@@ -119,6 +122,7 @@ __all__ = [
     "revoke_staff_role",
     "revoke_token",
     "session_account",
+    "sign_in",
     "sign_up",
     "staff_grants",
     "staff_roles",

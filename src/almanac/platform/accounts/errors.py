@@ -52,3 +52,5 @@ class VerificationInvalid(AccountError):
 
 class RateLimited(AccountError):
     code = "RATE-LIMITED"
+    retry_after: int | None = None
+    """Seconds until the request may be made again, when known (the `Retry-After` header)."""

@@ -21,6 +21,13 @@ from almanac.platform.accounts.errors import (
 from almanac.platform.accounts.models import Account, EmailVerification, WebSession
 from almanac.platform.accounts.passwords import Passwords
 from almanac.platform.accounts.secret import new_secret, secret_hash
+from almanac.platform.limits import (
+    SIGN_IN_FAILURES_PER_ACCOUNT,
+    SIGN_IN_FAILURES_PER_ADDRESS,
+    address_subject,
+    count_attempt,
+    take_back,
+)
 
 log = logging.getLogger(__name__)
 
@@ -125,6 +132,57 @@ def authenticate(db: Session, address: str, password: str, passwords: Passwords)
         raise AuthenticationFailed("the e-mail address or password is wrong")
     assert account is not None
     return account
+
+
+@dataclass(frozen=True, slots=True)
+class SignedIn:
+    account: Account
+    cookie: str  # the new session's cookie value: set on the response, never logged
+
+    def __repr__(self) -> str:
+        return f"SignedIn(account={self.account!r})"
+
+
+def sign_in(
+    db: Session,
+    read: Session,
+    address: str,
+    password: str,
+    client_address: str | None,
+    passwords: Passwords,
+    now: datetime,
+) -> SignedIn:
+    """Check e-mail and password and start a web session, within the limits on failed
+    sign-ins (`SIGN_IN_FAILURES_PER_ACCOUNT` for the e-mail address, whether or not an account
+    has it; `SIGN_IN_FAILURES_PER_ADDRESS` for the client's address): over either, the attempt
+    is refused (TooManyAttempts) before the password is checked, whether it is right or not.
+    The attempt counts as a failure from before the check; a success takes back its own count
+    and no other, so a success between failures resets nothing. `db` is the request's
+    writing session (committed here; the caller commits the session), `read` a read-only one
+    for the password check: argon2 takes a quarter of a second, which must not be spent
+    holding the embedded default's write lock."""
+    try:
+        _, email_key = normalize_email(address)
+    except InvalidInput:
+        email_key = address.strip().lower()
+    counted = count_attempt(
+        db,
+        [
+            (SIGN_IN_FAILURES_PER_ACCOUNT, email_key),
+            (SIGN_IN_FAILURES_PER_ADDRESS, address_subject(client_address)),
+        ],
+        now,
+    )
+    # Kept before the slow check: sign-ins sent at once each see the others' counts.
+    db.commit()
+    checked = authenticate(read, address, password, passwords)
+    new_hash = rehashed_password(checked, password, passwords)
+    read.close()  # its connection goes back to the pool before the request takes another
+    account = db.get_one(Account, checked.id)
+    if new_hash is not None:
+        account.password_hash = new_hash
+    take_back(db, counted)
+    return SignedIn(account=account, cookie=start_session(db, account, now))
 
 
 def rehashed_password(account: Account, password: str, passwords: Passwords) -> str | None:

@@ -10,20 +10,19 @@ from __future__ import annotations
 import ipaddress
 import logging
 import re
-from datetime import datetime, timedelta
+from datetime import datetime
 
-from sqlalchemy import func, select
+from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
-from almanac.platform.accounts.errors import InvalidInput, RateLimited
+from almanac.platform.accounts.errors import InvalidInput
 from almanac.platform.accounts.identity import normalize_email
 from almanac.platform.accounts.models import InvitationRequest, InvitationStatus
+from almanac.platform.limits import INVITATION_REQUESTS_PER_EMAIL, count_attempt
 
 log = logging.getLogger(__name__)
 
-REQUESTS_PER_ADDRESS = 5
-ADDRESS_WINDOW = timedelta(days=1)
 MAX_NOTE = 2000
 MAX_ORGANIZATION = 200
 _LABEL = re.compile(r"^(?!-)[a-z0-9-]{1,63}(?<!-)$")
@@ -54,8 +53,9 @@ def normalize_domain(domain: str) -> str:
 def request_invitation(
     db: Session, *, email: str, organization: str, domain: str, note: str, now: datetime
 ) -> InvitationRequest:
-    """Record an invitation request. Over 5 requests from the address in the last 24 hours is
-    RATE-LIMITED; while the domain has an open request the new one is kept as a repeat."""
+    """Record an invitation request. A sixth request from the address within 24 hours is
+    refused (`INVITATION_REQUESTS_PER_EMAIL`: RATE-LIMITED, with the wait); while the domain
+    has an open request the new one is kept as a repeat."""
     address, key = normalize_email(email)
     organization = organization.strip()
     note = note.strip()
@@ -64,19 +64,7 @@ def request_invitation(
     if len(note) > MAX_NOTE:
         raise InvalidInput(f"note: at most {MAX_NOTE} characters")
     host = normalize_domain(domain)
-    recent = db.execute(
-        select(func.count())
-        .select_from(InvitationRequest)
-        .where(
-            InvitationRequest.email_key == key,
-            InvitationRequest.created_at > now - ADDRESS_WINDOW,
-        )
-    ).scalar_one()
-    if recent >= REQUESTS_PER_ADDRESS:
-        raise RateLimited(
-            f"email: at most {REQUESTS_PER_ADDRESS} invitation requests a day per address; "
-            "try again tomorrow"
-        )
+    count_attempt(db, [(INVITATION_REQUESTS_PER_EMAIL, key)], now)
     row = InvitationRequest(
         email=address,
         email_key=key,

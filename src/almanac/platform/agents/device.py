@@ -126,12 +126,10 @@ def _view(row: DeviceCode, now: datetime) -> LoginView:
     )
 
 
-def start_login(
-    db: Session, agent_name: str, machine_id: str, now: datetime, *, interval: int = INTERVAL
-) -> DeviceAuthorization:
-    """A new login code for the agent `agent_name` on the machine `machine_id` (the device
-    authorization request). Refused with `invalid_request` for a name of 1 to 80 printable
-    characters or a machine id of 8 to 64 letters, digits, `-` or `_` missing."""
+def login_request(agent_name: str, machine_id: str) -> str:
+    """The agent's name of a device authorization request, trimmed; `invalid_request` for a
+    name of 1 to 80 printable characters or a machine id of 8 to 64 letters, digits, `-` or `_`
+    missing."""
     name = agent_name.strip()
     if not 1 <= len(name) <= MAX_AGENT_NAME or not name.isprintable():
         raise DeviceGrantError(
@@ -141,6 +139,15 @@ def start_login(
         raise DeviceGrantError(
             "invalid_request", "machine_id: give 8 to 64 letters, digits, '-' or '_'"
         )
+    return name
+
+
+def start_login(
+    db: Session, agent_name: str, machine_id: str, now: datetime, *, interval: int = INTERVAL
+) -> DeviceAuthorization:
+    """A new login code for the agent `agent_name` on the machine `machine_id` (the device
+    authorization request), refused as `login_request` says."""
+    name = login_request(agent_name, machine_id)
     db.execute(delete(DeviceCode).where(DeviceCode.expires_at < now - KEEP_ENDED))
     user_code = _new_user_code()
     while db.scalar(select(DeviceCode.id).where(DeviceCode.user_code == user_code)) is not None:

@@ -13,6 +13,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from almanac.platform.accounts.errors import Conflict, NotFound
 from almanac.platform.accounts.models import Account, Organization
+from almanac.platform.limits import DOMAIN_CHECKS_PER_ORGANIZATION, count_attempt
 from almanac.platform.mail import Mailer, MailMessage, send_all
 from almanac.platform.publishing.domain_names import claimable_domain
 from almanac.platform.publishing.models import (
@@ -363,9 +364,12 @@ def check_now(
     db: Session, organization_id: int, actor: Account, prover: DomainProver, now: datetime
 ) -> DomainStatus:
     """ "Check now": an owner or admin has both ways tried, and the one that proved the domain
-    is recorded. The request's transaction is committed before the look-ups, so none is held
-    open while DNS and HTTPS answer; the caller commits the check."""
+    is recorded. At most 10 an hour per organization (`DOMAIN_CHECKS_PER_ORGANIZATION`;
+    DOMAIN-CHECK-LIMITED past it, before any look-up). The request's transaction is committed
+    before the look-ups, so none is held open while DNS and HTTPS answer; the caller commits
+    the check."""
     claim = claim_to_check(db, organization_id, actor)
+    count_attempt(db, [(DOMAIN_CHECKS_PER_ORGANIZATION, str(organization_id))], now)
     db.commit()
     result = prover.prove(claim.domain, claim.token, now)
     return record_check(db, claim, result, CheckKind.MANUAL, now, by=actor).status
