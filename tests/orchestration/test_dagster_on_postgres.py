@@ -75,25 +75,27 @@ def test_dagster_storage_survives_its_backends_being_terminated(tmp_path: Path) 
         settings = load_settings({"ALMANAC_HOME": str(tmp_path), "ALMANAC_DATABASE_URL": url})
         prepare(settings, examples=None)
         plain = url.replace("+psycopg", "")
-        with dg.DagsterInstance.from_config(str(settings.dagster_home)) as instance:
-            with dg.DagsterInstance.from_ref(instance.get_ref()) as run_worker:
-                for made in (instance, run_worker):
-                    run = made.add_run(dg.DagsterRun(job_name="__ASSET_JOB"))
-                    storages = (made.run_storage, made.event_log_storage, made.schedule_storage)
-                    before = {_backend_pid(storage) for storage in storages}
-                    with psycopg.connect(plain, autocommit=True) as conn:
-                        ended = conn.execute(
-                            "SELECT count(*) FROM pg_stat_activity, "
-                            "LATERAL pg_terminate_backend(pid) AS ended "
-                            "WHERE pid = ANY(%s) AND ended",
-                            (list(before),),
-                        ).fetchone()
-                    assert ended == (len(before),)
-                    made.report_engine_event("after the backends ended", run)
-                    assert made.get_run_by_id(run.run_id) is not None
-                    assert [e.message for e in made.all_logs(run.run_id)] == [
-                        "after the backends ended"
-                    ]
-                    assert run_slots(made) == settings.run_slots
-                    after = {_backend_pid(storage) for storage in storages}
-                    assert not after & before, "the ended backends were replaced"
+        with (
+            dg.DagsterInstance.from_config(str(settings.dagster_home)) as instance,
+            dg.DagsterInstance.from_ref(instance.get_ref()) as run_worker,
+        ):
+            for made in (instance, run_worker):
+                run = made.add_run(dg.DagsterRun(job_name="__ASSET_JOB"))
+                storages = (made.run_storage, made.event_log_storage, made.schedule_storage)
+                before = {_backend_pid(storage) for storage in storages}
+                with psycopg.connect(plain, autocommit=True) as conn:
+                    ended = conn.execute(
+                        "SELECT count(*) FROM pg_stat_activity, "
+                        "LATERAL pg_terminate_backend(pid) AS ended "
+                        "WHERE pid = ANY(%s) AND ended",
+                        (list(before),),
+                    ).fetchone()
+                assert ended == (len(before),)
+                made.report_engine_event("after the backends ended", run)
+                assert made.get_run_by_id(run.run_id) is not None
+                assert [e.message for e in made.all_logs(run.run_id)] == [
+                    "after the backends ended"
+                ]
+                assert run_slots(made) == settings.run_slots
+                after = {_backend_pid(storage) for storage in storages}
+                assert not after & before, "the ended backends were replaced"
