@@ -12,27 +12,26 @@ from __future__ import annotations
 
 import json
 import os
-import re
-import subprocess
-import sys
 import time
-from collections.abc import Iterator
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
-import trustme
-from sqlalchemy import create_engine, text
 
-from almanac.node import node_binary
 from almanac.settings import load_settings
 from tests.sandbox.tls_server import TLSServer
-from tests.service.namespace import PUBLIC, enter_public_stand_in
+from tests.service.stand_in import (  # noqa: F401  (source_server: a fixture)
+    SOURCE_HOST,
+    ok,
+    packed_digest,
+    plugin_tool,
+    signed_up_operator,
+    signed_up_person,
+    source_server,
+)
 from tests.service.up import (
     EXAMPLES,
-    REPO,
     START_SECONDS,
     Service,
     alive,
@@ -44,10 +43,7 @@ from tests.service.up import (
     wait_for,
 )
 
-SOURCE_HOST = "rates.example.org"
 PLUGIN = "stand-in-rates"
-EMAIL = "operator@example.org"
-PASSWORD = "a long pass phrase for the operator"
 RUN_SECONDS = 420
 CATALOG_SECONDS = 60
 """The bound within which a plug-in approved while the service runs is an asset in the
@@ -55,76 +51,18 @@ webserver (issue 30: within a minute, without a restart)."""
 CHECKS = ["freshness", "held", "volume"]
 
 
-@pytest.fixture(scope="module")
-def source_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TLSServer]:
-    ca = trustme.CA()
-    enter_public_stand_in([SOURCE_HOST], ca.cert_pem.bytes(), tmp_path_factory.mktemp("ns"))
-    with TLSServer(ca, (SOURCE_HOST,), bind=(PUBLIC, 443)) as server:
-        yield server
-
-
-def _tool(*args: str, cwd: Path) -> str:
-    done = subprocess.run(
-        [str(node_binary()), str(REPO / "tool" / "almanac-plugin.mjs"), *args],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=180,
-        env={**os.environ, "ALMANAC_PLUGIN_NOW": datetime.now(UTC).isoformat()},
-    )
-    assert done.returncode == 0, done.stdout + done.stderr
-    return done.stdout
-
-
 def _plugin_pack(work: Path) -> tuple[bytes, str, str]:
     """A new public value plug-in made from the tool's template, its one source on the stand-in
     host; returns the packed archive, its digest and the source file served."""
-    _tool("init", PLUGIN, "--kind", "value", cwd=work)
+    plugin_tool("init", PLUGIN, "--kind", "value", cwd=work)
     folder = work / PLUGIN
     manifest = json.loads((folder / "plugin.json").read_text())
     manifest["audience"] = "public"
     manifest["sources"][0]["url"] = f"https://{SOURCE_HOST}/rates.csv"
     (folder / "plugin.json").write_text(json.dumps(manifest, indent=2) + "\n")
-    out = _tool("pack", PLUGIN, "--out", str(work / "pack.zip"), cwd=work)
-    digest = re.search(r"^digest (sha256:[0-9a-f]{64})$", out, re.MULTILINE)
-    assert digest, out
+    digest = packed_digest(plugin_tool("pack", PLUGIN, "--out", str(work / "pack.zip"), cwd=work))
     source = (folder / "fixtures" / "sources" / manifest["sources"][0]["name"]).read_text()
-    return (work / "pack.zip").read_bytes(), digest.group(1), source
-
-
-def _person(api: str, database_url: str, email: str) -> httpx.Client:
-    """A new person as one becomes one: sign-up over HTTP, the mailed link (kept in the
-    outbox: no SMTP here), sign-in over HTTP."""
-    client = httpx.Client(base_url=api, timeout=30)
-    made = client.post("/api/v1/auth/signup", json={"email": email, "password": PASSWORD})
-    assert made.status_code == 201, made.text
-    engine = create_engine(database_url)
-    with engine.connect() as conn:
-        body = conn.execute(
-            text("SELECT body FROM mail_outbox WHERE to_address = :to ORDER BY id DESC"),
-            {"to": email},
-        ).scalar_one()
-    engine.dispose()
-    link = re.search(r"https?://\S+/api/v1/auth/verify\?token=\S+", body)
-    assert link, body
-    assert client.get(link.group(0)).status_code == 200
-    signed = client.post("/api/v1/auth/signin", json={"email": email, "password": PASSWORD})
-    assert signed.status_code == 200, signed.text
-    return client
-
-
-def _operator(api: str, database_url: str) -> httpx.Client:
-    """An operator: a new person granted the role by `almanac staff grant` on the machine."""
-    client = _person(api, database_url, EMAIL)
-    granted = subprocess.run(
-        [str(Path(sys.executable).parent / "almanac"), "staff", "grant", EMAIL, "operator"],
-        env={**os.environ, "ALMANAC_DATABASE_URL": database_url},
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-    assert granted.returncode == 0, granted.stderr
-    return client
+    return (work / "pack.zip").read_bytes(), digest, source
 
 
 def _api_workers(up: Service) -> int:
@@ -144,17 +82,12 @@ def _api_workers(up: Service) -> int:
     return 0
 
 
-def _ok(response: httpx.Response, status: int = 200) -> Any:
-    assert response.status_code == status, response.text
-    return response.json()
-
-
 def _runs_until(
     operator: httpx.Client, plugin_id: str, deadline: float, up: Service
 ) -> list[dict[str, Any]]:
     while time.monotonic() < deadline:
         assert up.process.poll() is None, "almanac up stopped: " + up.log.read_text()[-5000:]
-        runs = _ok(operator.get(f"/api/v1/host/plugins/{plugin_id}/runs"))
+        runs = ok(operator.get(f"/api/v1/host/plugins/{plugin_id}/runs"))
         if runs:
             return runs
         time.sleep(2)
@@ -173,12 +106,13 @@ def _asset_within(up: Service, plugin_id: str, bound: float) -> tuple[dict[str, 
 
 
 def _runs_of(operator: httpx.Client, plugin_id: str, trigger: str) -> list[dict[str, Any]]:
-    runs = _ok(operator.get(f"/api/v1/host/plugins/{plugin_id}/runs"))
+    runs = ok(operator.get(f"/api/v1/host/plugins/{plugin_id}/runs"))
     return [run for run in runs if run["trigger"] == trigger]
 
 
 def test_a_plugin_approved_over_http_is_an_asset_runs_and_backfills(
-    source_server: TLSServer, tmp_path: Path
+    source_server: TLSServer,  # noqa: F811
+    tmp_path: Path,
 ) -> None:
     home = tmp_path / "home"
     given = os.environ.get("UP_DATABASE_URL")
@@ -193,17 +127,17 @@ def test_a_plugin_approved_over_http_is_an_asset_runs_and_backfills(
         health = wait_for(f"{up.api}/health", deadline, up).json()
         assert (health["status"], health["database"], health["down"]) == ("ok", "ok", [])
         wait_for(f"{up.ui}/server_info", deadline, up)
-        operator = _operator(up.api, database_url)
+        operator = signed_up_operator(up.api, database_url)
 
         # The examples are registered and approved at first start on PostgreSQL too (their
         # first runs may have failed already: no source is reachable from this namespace).
-        listed = {p["id"]: p for p in _ok(operator.get("/api/v1/host/plugins"))}
+        listed = {p["id"]: p for p in ok(operator.get("/api/v1/host/plugins"))}
         assert sorted(listed) == sorted(EXAMPLES)
         for example in listed.values():
             assert example["approved_digest"] == example["current_digest"] is not None, example
             assert example["state"] in ("approved", "failing"), example
 
-        made = _ok(
+        made = ok(
             operator.post(
                 "/api/v1/host/plugins/pack",
                 content=archive,
@@ -212,7 +146,7 @@ def test_a_plugin_approved_over_http_is_an_asset_runs_and_backfills(
             201,
         )
         assert (made["plugin_id"], made["digest"]) == (PLUGIN, digest)
-        approved = _ok(
+        approved = ok(
             operator.post(f"/api/v1/host/plugins/{PLUGIN}/approve", json={"digest": digest})
         )
         assert approved["state"] == "approved"
@@ -237,7 +171,7 @@ def test_a_plugin_approved_over_http_is_an_asset_runs_and_backfills(
         assert set(source_server.sni) == {SOURCE_HOST}
 
         dates = sorted(line.split(",")[0] for line in lines)
-        stored = _ok(
+        stored = ok(
             operator.get(
                 f"/api/v1/reader/plugins/{PLUGIN}/records",
                 params={"from": dates[0], "to": dates[-1]},
@@ -249,7 +183,7 @@ def test_a_plugin_approved_over_http_is_an_asset_runs_and_backfills(
 
         # A reader turns the plug-in on and sees each rate on its day, from either API worker.
         assert _api_workers(up) == 2
-        reader = _person(up.api, database_url, "reader@example.org")
+        reader = signed_up_person(up.api, database_url, "reader@example.org")
         shown = reader.put(
             "/api/v1/reader/preferences",
             json={"preferences": {f"plugins.{PLUGIN}.shown": True}},
@@ -257,7 +191,7 @@ def test_a_plugin_approved_over_http_is_an_asset_runs_and_backfills(
         assert shown.status_code == 200, shown.text
         for _ in range(4):  # new connections, so the proxy-less kernel spreads them
             with httpx.Client(base_url=up.api, timeout=30, cookies=reader.cookies) as fresh:
-                drawn = _ok(
+                drawn = ok(
                     fresh.get(
                         "/api/v1/reader/days",
                         params={"from": dates[0], "to": dates[-1], "today": run["today"]},

@@ -99,9 +99,10 @@ def server_address(server_url: str) -> tuple[str, int]:
 
 
 def run_module_in_namespace(
-    module: Path, env: Mapping[str, str], *, timeout: float
+    module: Path, env: Mapping[str, str], *, timeout: float, test: str | None = None
 ) -> subprocess.CompletedProcess[str]:
-    """pytest on `module` in a new network and mount namespace; its output is returned."""
+    """pytest on `module` (only its test `test`, when given) in a new network and mount
+    namespace; its output is returned."""
     unshare = shutil.which("unshare")
     assert unshare, "util-linux unshare is needed (the locked room needs namespaces too)"
     assert os.geteuid() == 0, "the service's locked room and these namespaces need root"
@@ -119,7 +120,8 @@ def run_module_in_namespace(
             "no:cacheprovider",
             "-x",
             "-q",
-            str(module),
+            "-s",
+            str(module) if test is None else f"{module}::{test}",
         ],
         cwd=REPO,
         env={**os.environ, **env, INSIDE: "1"},

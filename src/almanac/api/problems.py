@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, TypeGuard
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
+from sqlalchemy.exc import DBAPIError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -146,12 +147,36 @@ def install_problem_handlers(app: FastAPI) -> None:
     app.add_middleware(AnswerUnhandledErrors)
 
 
+RETRIED_METHODS = frozenset({"GET", "HEAD"})
+"""The methods a request may be run again for: safe by HTTP's definition, so a second run
+changes nothing the first would not have (the few GETs that write, such as the mailed
+verification link, write in one transaction a lost connection rolls back)."""
+
+
+def lost_connection(exc: BaseException) -> TypeGuard[DBAPIError]:
+    """Whether `exc` is the store's connection lost under a request (issue 31, item 5): a
+    SQLAlchemy `DBAPIError` whose `connection_invalidated` is set. SQLAlchemy sets it only when
+    the dialect judges the driver's error a disconnect (psycopg: the connection is closed or
+    broken, as after `pg_terminate_backend`, a server restart or a dropped socket; SQLite: a
+    closed database), and it then invalidates that connection and the pool's older ones, so a
+    second run checks out a new one. Every other database error (a constraint, a timeout, a
+    lock, an `OperationalError` on a live connection) would fail the same way again and is
+    not one; nor is a psycopg error outside SQLAlchemy, which the API never uses directly."""
+    return isinstance(exc, DBAPIError) and bool(exc.connection_invalidated)
+
+
 class AnswerUnhandledErrors:
     """An error no handler took becomes the 500 INTERNAL-ERROR problem, and ends there.
 
     Starlette's own last resort answers and then raises the error again, and uvicorn closes
     the keep-alive connection on it: the client's next request on that connection is reset.
-    An error after the answer has started cannot be answered; it is raised as before."""
+    An error after the answer has started cannot be answered; it is raised as before.
+
+    A GET or HEAD that lost its database connection (`lost_connection`) before anything of
+    its answer was sent is run once more, on a new connection (issue 31, item 5: requests in
+    flight when PostgreSQL dropped its connections answered 500). Only once: a second loss
+    is the 500 as before. Other methods are never run again, whatever the error: the first
+    run may have changed something before the connection went."""
 
     def __init__(self, app: ASGIApp) -> None:
         self.app = app
@@ -161,20 +186,56 @@ class AnswerUnhandledErrors:
             await self.app(scope, receive, send)
             return
         started = False
+        received: list[Message] = []
 
         async def tracked_send(message: Message) -> None:
             nonlocal started
             started = started or message["type"] == "http.response.start"
             await send(message)
 
+        async def kept_receive() -> Message:
+            message = await receive()
+            received.append(message)
+            return message
+
+        retry = scope["method"] in RETRIED_METHODS
+        # Each run gets the scope as it came: the app's routing writes into it.
+        pristine = dict(scope)
         try:
-            await self.app(scope, receive, tracked_send)
-        except Exception:
-            request = Request(scope)
-            log.exception("unhandled error on %s %s", request.method, request.url.path)
+            await self.app(dict(pristine), kept_receive if retry else receive, tracked_send)
+            return
+        except Exception as exc:
             if started:
+                log.exception("unhandled error on %s %s", scope["method"], scope["path"])
                 raise
-            response = problem_response(
-                request, 500, "INTERNAL-ERROR", "the service failed to handle the request"
+            if not (retry and lost_connection(exc)):
+                await self._answer(scope, receive, send)
+                return
+            log.warning(
+                "%s %s lost its database connection (%s); running it again on a new one",
+                scope["method"],
+                scope["path"],
+                type(exc.orig).__name__,
             )
-            await response(scope, receive, send)
+        # What the first run read of the request is given again before anything new.
+        replay = list(received)
+
+        async def replayed_receive() -> Message:
+            return replay.pop(0) if replay else await receive()
+
+        try:
+            await self.app(dict(pristine), replayed_receive, tracked_send)
+        except Exception:
+            if started:
+                log.exception("unhandled error on %s %s", scope["method"], scope["path"])
+                raise
+            await self._answer(scope, receive, send)
+
+    async def _answer(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """The 500 problem for the error being handled (logged with its traceback)."""
+        request = Request(scope)
+        log.exception("unhandled error on %s %s", request.method, request.url.path)
+        response = problem_response(
+            request, 500, "INTERNAL-ERROR", "the service failed to handle the request"
+        )
+        await response(scope, receive, send)

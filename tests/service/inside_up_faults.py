@@ -1,0 +1,439 @@
+"""Inside a network namespace of its own (run by `test_faults.py`): the real `almanac up` under
+faults (issue 31). A plug-in whose first run writes a big batch (`RECORDS` daily values,
+printed by the template's fetcher from a source served over TLS from the public stand-in
+address) is registered and approved over HTTP, and while its run writes:
+
+- on PostgreSQL (`UP_DATABASE_URL`, through the Unix socket relay), every backend of the
+  database is terminated (`pg_terminate_backend`): the store's, Dagster's (same database), the
+  API's, the run worker's;
+- on the embedded default, whose home is a small tmpfs, the disk is full but for a few MiB.
+
+Either way the run has exactly one outcome in the store, the plug-in's state follows it,
+nothing is half-written, and the service goes on: readers are answered throughout, and on
+PostgreSQL a day backfilled afterwards through the webserver runs and succeeds. The figures
+(time to the one outcome, time to the next run) are printed."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from datetime import UTC, date, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import httpx
+import psycopg
+import pytest
+from sqlalchemy import create_engine, text
+
+from tests.sandbox.tls_server import TLSServer
+from tests.service.stand_in import (  # noqa: F401  (source_server: a fixture)
+    SOURCE_HOST,
+    ok,
+    packed_digest,
+    plugin_tool,
+    signed_up_operator,
+    signed_up_person,
+    source_server,
+)
+from tests.service.up import (
+    EXAMPLES,
+    START_SECONDS,
+    Service,
+    almanac_up,
+    launch_partition_backfill,
+    wait_for,
+)
+
+PLUGIN = "big-batch-rates"
+RECORDS = 75_000
+"""Daily values up to today: a write of seconds, long enough to be caught writing."""
+RUN_SECONDS = 420
+"""Bound for the plug-in's first run to reach its write after approval."""
+OUTCOME_SECONDS = 240
+"""Bound for the Dagster run to end with its outcome kept after the fault."""
+NEXT_RUN_SECONDS = 300
+"""Bound for a run launched after the fault to succeed."""
+FAULT_SECONDS = 60
+"""How long a full disk stays full once the store kept the run's outcome, unless Dagster
+recorded the run's end sooner: then it is freed, as an operator would."""
+SENSOR_SECONDS = 75
+"""Past the run-failure sensor's interval (30 s) twice: long enough for a second, false
+outcome of the faulted run to be kept, were it kept at all."""
+WRITING = (
+    "SELECT pid FROM pg_stat_activity WHERE datname = current_database()"
+    " AND pid <> pg_backend_pid() AND state IN ('active', 'idle in transaction')"
+    " AND (query ILIKE 'COPY records %' OR query ILIKE 'INSERT INTO records %')"
+)
+"""The store's write of the batch, its transaction open: the records' COPY (PostgreSQL)
+streaming or done, not yet committed."""
+TERMINATE = (
+    "SELECT pid FROM (SELECT pid, pg_terminate_backend(pid) AS ended FROM pg_stat_activity"
+    " WHERE datname = current_database() AND pid <> pg_backend_pid()"
+    " AND backend_type = 'client backend') AS backends WHERE ended"
+)
+"""Every backend of the database but the test's own, ended as an administrator ends them."""
+
+
+def _big_plugin_pack(work: Path, today: date) -> tuple[bytes, str, bytes]:
+    """A public value plug-in from the tool's template whose first run prints its whole source
+    (backfill `all`): `RECORDS` daily rates up to `today`; the archive, its digest, the
+    source's bytes."""
+    plugin_tool("init", PLUGIN, "--kind", "value", cwd=work)
+    folder = work / PLUGIN
+    manifest = json.loads((folder / "plugin.json").read_text())
+    manifest["audience"] = "public"
+    manifest["backfill"] = "all"
+    manifest["sources"][0]["url"] = f"https://{SOURCE_HOST}/rates.csv"
+    manifest["sources"][0]["maxBytes"] = 20 * 1024 * 1024
+    manifest["series"][0]["cadence"] = "daily"
+    (folder / "plugin.json").write_text(json.dumps(manifest, indent=2) + "\n")
+    digest = packed_digest(plugin_tool("pack", PLUGIN, "--out", str(work / "pack.zip"), cwd=work))
+    first = today - timedelta(days=RECORDS - 1)
+    lines = [f"{first + timedelta(days=n)},{50 + (n % 1000) / 100:.4f}\n" for n in range(RECORDS)]
+    return (work / "pack.zip").read_bytes(), digest, ("date,rate\n" + "".join(lines)).encode()
+
+
+@dataclass
+class Readers:
+    """A reader asking for their days over and over on fresh connections (so both API workers
+    answer), from before the fault to after it: every status answered."""
+
+    api: str
+    cookies: httpx.Cookies
+    today: str
+    statuses: list[int | str] = field(default_factory=list)
+    _stop: threading.Event = field(default_factory=threading.Event)
+
+    def read(self) -> httpx.Response:
+        params = {"from": self.today, "to": self.today, "today": self.today}
+        with httpx.Client(base_url=self.api, timeout=60, cookies=self.cookies) as client:
+            return client.get("/api/v1/reader/days", params=params)
+
+    @contextmanager
+    def throughout(self) -> Iterator[Readers]:
+        def loop() -> None:
+            while not self._stop.is_set():
+                try:
+                    self.statuses.append(self.read().status_code)
+                except httpx.HTTPError as exc:
+                    self.statuses.append(type(exc).__name__)
+                self._stop.wait(0.25)
+
+        thread = threading.Thread(target=loop, daemon=True)
+        thread.start()
+        try:
+            yield self
+        finally:
+            self._stop.set()
+            thread.join(90)
+
+    def failed(self) -> list[int | str]:
+        return [status for status in self.statuses if status != 200]
+
+
+def _plugin_runs(operator: httpx.Client) -> list[dict[str, Any]]:
+    return list(ok(operator.get(f"/api/v1/host/plugins/{PLUGIN}/runs")))
+
+
+def _plugin_state(operator: httpx.Client) -> str:
+    listed = {p["id"]: p for p in ok(operator.get("/api/v1/host/plugins"))}
+    return str(listed[PLUGIN]["state"])
+
+
+def _stored_records(started: Started) -> tuple[int, int]:
+    """The plug-in's records a reader's records API gives for the last 60 days, and every
+    record of the plug-in the store holds."""
+    last = started.today - timedelta(days=1)
+    shown = ok(
+        started.operator.get(
+            f"/api/v1/reader/plugins/{PLUGIN}/records",
+            params={"from": (last - timedelta(days=59)).isoformat(), "to": last.isoformat()},
+        )
+    )
+    engine = create_engine(started.database_url)
+    try:
+        with engine.connect() as conn:
+            held = conn.execute(
+                text("SELECT count(*) FROM records WHERE plugin_id = :p"), {"p": PLUGIN}
+            ).scalar_one()
+    finally:
+        engine.dispose()
+    return len(shown["records"]), int(held)
+
+
+RUNS = """query ($filter: RunsFilter) {
+  runsOrError(filter: $filter) {
+    __typename
+    ... on Runs { results { runId status tags { key value } } }
+  }
+}"""
+
+
+def _dagster_runs(up: Service) -> list[dict[str, Any]] | None:
+    """The webserver's runs of the plug-in the minute sensor started, newest first; None
+    while the webserver cannot answer (its storage on a full disk)."""
+    variables = {"filter": {"tags": [{"key": "almanac/plugin", "value": PLUGIN}]}}
+    query = {"query": RUNS, "variables": variables}
+    answer = httpx.post(f"{up.ui}/graphql", json=query, timeout=60)
+    body = answer.json() if answer.status_code == 200 else {}
+    found = (body.get("data") or {}).get("runsOrError") or {}
+    if found.get("__typename") != "Runs":
+        return None
+    return list(found["results"])
+
+
+def _until(
+    what: str, bound: float, up: Service, probe: Callable[[], Any], *, fail: bool = True
+) -> Any:
+    """The first true value of `probe()` within `bound` seconds; else fails naming `what`
+    (or None, when not `fail`)."""
+    deadline = time.monotonic() + bound
+    while time.monotonic() < deadline:
+        assert up.process.poll() is None, "almanac up stopped: " + up.log.read_text()[-5000:]
+        try:
+            found = probe()
+        except httpx.HTTPError:
+            found = None
+        if found:
+            return found
+        time.sleep(0.5)
+    if fail:
+        pytest.fail(f"{what}: not within {bound} s\n" + up.log.read_text()[-8000:])
+    return None
+
+
+def _ended_and_recorded(up: Service) -> dict[str, Any] | None:
+    """The plug-in's one Dagster run once it ended and its outcome is kept (tag
+    `almanac/recorded`, set by the run or by the run-failure sensor)."""
+    runs = _dagster_runs(up)
+    if runs is None:
+        return None
+    assert len(runs) <= 1, runs
+    if not runs or runs[0]["status"] not in ("SUCCESS", "FAILURE", "CANCELED"):
+        return None
+    tags = {tag["key"]: tag["value"] for tag in runs[0]["tags"]}
+    return runs[0] if "almanac/recorded" in tags else None
+
+
+@dataclass
+class Started:
+    up: Service
+    operator: httpx.Client
+    reader: httpx.Client
+    database_url: str
+    today: date
+    digest: str
+
+
+@contextmanager
+def _service_with_the_plugin_registered(
+    server: TLSServer, tmp_path: Path, home: Path, given: str | None
+) -> Iterator[Started]:
+    """`almanac up` (two API workers) with the examples' first runs done, the big plug-in
+    registered (not approved yet), an operator and a reader."""
+    from almanac.settings import load_settings
+
+    database_url = given or load_settings({"ALMANAC_HOME": str(home)}).database_url
+    today = datetime.now(UTC).date()
+    archive, digest, source = _big_plugin_pack(tmp_path, today)
+    server.routes["/rates.csv"] = lambda h: h.reply(200, source)
+    with almanac_up(home, given, ("--api-workers", "2")) as up:
+        deadline = time.monotonic() + START_SECONDS
+        wait_for(f"{up.api}/health", deadline, up)
+        wait_for(f"{up.ui}/server_info", deadline, up)
+        operator = signed_up_operator(up.api, database_url)
+        # The examples' first runs (failing: their hosts resolve to nothing here) are done
+        # before the fault, so the plug-in's run is the only one.
+        for example in EXAMPLES:
+            _until(
+                f"{example}'s first run",
+                RUN_SECONDS,
+                up,
+                lambda e=example: ok(operator.get(f"/api/v1/host/plugins/{e}/runs")),
+            )
+        made = ok(
+            operator.post(
+                "/api/v1/host/plugins/pack",
+                content=archive,
+                headers={"Content-Type": "application/zip"},
+            ),
+            201,
+        )
+        assert (made["plugin_id"], made["digest"]) == (PLUGIN, digest)
+        reader = signed_up_person(up.api, database_url, "reader@example.org")
+        yield Started(up, operator, reader, database_url, today, digest)
+
+
+def _approve(started: Started) -> Readers:
+    """The plug-in approved by its digest (its first run follows) and shown by the reader,
+    who reads their days once."""
+    approved = ok(
+        started.operator.post(
+            f"/api/v1/host/plugins/{PLUGIN}/approve", json={"digest": started.digest}
+        )
+    )
+    assert approved["state"] == "approved"
+    shown = started.reader.put(
+        "/api/v1/reader/preferences", json={"preferences": {f"plugins.{PLUGIN}.shown": True}}
+    )
+    assert shown.status_code == 200, shown.text
+    readers = Readers(started.up.api, started.reader.cookies, started.today.isoformat())
+    assert readers.read().status_code == 200
+    return readers
+
+
+def _one_outcome(
+    started: Started, since: float, what: str, fault_ends: Callable[[], str] | None = None
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The plug-in's one store run and its Dagster run, once the Dagster run ended with its
+    outcome kept and the run-failure sensor had time to keep another; prints the times from
+    `since` (`what`). A fault that lasts (`fault_ends`) ends `FAULT_SECONDS` after the store
+    kept the outcome unless Dagster recorded the run's end by then."""
+    up, operator = started.up, started.operator
+    [run] = _until(
+        "the run's outcome in the store", OUTCOME_SECONDS, up, lambda: _plugin_runs(operator)
+    )
+    kept_after = time.monotonic() - since
+    print(
+        f"the run's outcome kept {kept_after:.1f} s after {what}: "
+        f"{(run['id'], run['trigger'], run['outcome'], run['reason'])}"
+    )
+    if fault_ends is not None:
+        recorded = _until("", FAULT_SECONDS, up, lambda: _ended_and_recorded(up), fail=False)
+        if recorded is None:
+            print(f"{fault_ends()} {time.monotonic() - since:.1f} s after {what}")
+    dagster_run = _until(
+        "the Dagster run ended with its outcome kept",
+        OUTCOME_SECONDS,
+        up,
+        lambda: _ended_and_recorded(up),
+    )
+    recorded_after = time.monotonic() - since
+    time.sleep(SENSOR_SECONDS)
+    runs = _plugin_runs(operator)
+    print(
+        f"the Dagster run {dagster_run['status']}, recorded, {recorded_after:.1f} s after "
+        f"{what}; {SENSOR_SECONDS} s later the store's runs: "
+        f"{[(r['id'], r['trigger'], r['outcome'], r['reason']) for r in runs]}"
+    )
+    assert [r["id"] for r in runs] == [run["id"]], runs
+    tags = {tag["key"]: tag["value"] for tag in dagster_run["tags"]}
+    assert tags["almanac/recorded"] == str(run["id"])
+    return run, dagster_run
+
+
+def test_terminating_every_backend_while_a_run_writes_keeps_one_outcome(
+    source_server: TLSServer,  # noqa: F811
+    tmp_path: Path,
+) -> None:
+    given = os.environ["UP_DATABASE_URL"]
+    plain = "postgresql://" + given.split("://", 1)[1]
+    with (
+        _service_with_the_plugin_registered(
+            source_server, tmp_path, tmp_path / "home", given
+        ) as started,
+        psycopg.connect(plain, autocommit=True) as watcher,
+    ):
+        up, operator = started.up, started.operator
+        readers = _approve(started)
+        with readers.throughout():
+            # The daemon starts the first run; once its batch is being written, every backend
+            # of the database goes.
+            writing = _until(
+                "the first run's write",
+                RUN_SECONDS,
+                up,
+                lambda: watcher.execute(WRITING).fetchall(),
+            )
+            ended = watcher.execute(TERMINATE).fetchall()
+            fault, fault_at = time.monotonic(), datetime.now(UTC)
+            print(f"terminated {len(ended)} backends while {len(writing)} wrote the batch")
+            assert len(ended) > len(writing)
+
+            run, dagster_run = _one_outcome(started, fault, "the termination")
+            assert (run["trigger"], run["outcome"]) == ("first", "failure"), run
+            assert run["reason"].startswith("the write was refused: "), run
+            assert dagster_run["status"] == "FAILURE"
+            # The plug-in's state follows its one outcome; nothing of the batch was kept.
+            assert _plugin_state(operator) == "failing"
+            assert _stored_records(started) == (0, 0)
+
+            # The webserver and the daemon go on: a day backfilled from the UI runs and
+            # succeeds.
+            day = started.today - timedelta(days=2)
+            launched, launched_at = time.monotonic(), datetime.now(UTC)
+            launch_partition_backfill(up.ui, PLUGIN, [day.isoformat()])
+            [backfilled] = _until(
+                "the backfill's outcome",
+                NEXT_RUN_SECONDS,
+                up,
+                lambda: [r for r in _plugin_runs(operator) if r["trigger"] == "backfill"],
+            )
+            done_after = time.monotonic() - launched
+            run_started = datetime.fromisoformat(backfilled["started_at"])
+            print(
+                f"next run: launched {(launched_at - fault_at).total_seconds():.1f} s after "
+                f"the termination, started {(run_started - launched_at).total_seconds():.1f} s "
+                f"after its launch ({(run_started - fault_at).total_seconds():.1f} s after the "
+                f"termination), {backfilled['outcome']} {done_after:.1f} s after its launch"
+            )
+            assert (backfilled["outcome"], backfilled["today"]) == ("success", day.isoformat())
+            # Every record up to that day is new: nothing of the faulted write was left.
+            assert backfilled["new"] == RECORDS - 2, backfilled
+            assert readers.read().status_code == 200
+    print(f"readers answered {len(readers.statuses)} times; not 200: {readers.failed()}")
+    assert readers.statuses and readers.failed() == []
+
+
+FREE_BYTES = 4 * 1024 * 1024
+"""What the embedded home's disk has left when the run starts: the batch needs far more."""
+HOME_SIZE = "160m"
+
+
+def test_a_full_disk_while_a_run_writes_keeps_one_outcome_on_the_embedded_default(
+    source_server: TLSServer,  # noqa: F811
+    tmp_path: Path,
+) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    mount = ["mount", "-t", "tmpfs", "-o", f"size={HOME_SIZE}", "tmpfs", str(home)]
+    subprocess.run(mount, check=True)
+    try:
+        with _service_with_the_plugin_registered(source_server, tmp_path, home, None) as started:
+            room = os.statvfs(home)
+            filler_path = home / "filler"
+
+            def free_the_disk() -> str:
+                filler_path.unlink()
+                return "the disk freed"
+
+            with filler_path.open("wb") as filler:
+                free = room.f_bavail * room.f_frsize
+                os.posix_fallocate(filler.fileno(), 0, free - FREE_BYTES)
+            room = os.statvfs(home)
+            left = room.f_bavail * room.f_frsize / 2**20
+            print(f"home: a {HOME_SIZE} tmpfs, {left:.1f} MiB free")
+            approved = time.monotonic()
+            readers = _approve(started)
+            with readers.throughout():
+                run, _ = _one_outcome(started, approved, "the approval", free_the_disk)
+                assert run["trigger"] == "first" and run["outcome"] in ("success", "failure")
+                # The state follows the one outcome, and the batch is all there or not at all.
+                if run["outcome"] == "success":
+                    assert _plugin_state(started.operator) == "approved"
+                    assert _stored_records(started) == (60, RECORDS) == (60, run["new"])
+                else:
+                    assert _plugin_state(started.operator) == "failing"
+                    assert _stored_records(started) == (0, 0)
+                assert readers.read().status_code == 200
+        print(f"readers answered {len(readers.statuses)} times; not 200: {readers.failed()}")
+        assert readers.statuses and readers.failed() == []
+    finally:
+        subprocess.run(["umount", "--lazy", str(home)], check=False)
