@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import time
 from pathlib import Path
 from typing import Any
@@ -22,6 +23,7 @@ import pytest
 from almanac.settings import load_settings
 from tests.sandbox.tls_server import TLSServer
 from tests.service.stand_in import (  # noqa: F401  (source_server: a fixture)
+    EMAIL,
     SOURCE_HOST,
     ok,
     packed_digest,
