@@ -20,7 +20,8 @@ from almanac.platform.contract.manifest import Manifest
 from almanac.platform.contract.pack import CodeRefused, PluginCode, check_code, read_pack
 from almanac.platform.contract.problems import Problem
 from almanac.platform.hosting import update_findings
-from almanac.platform.publishing.checks import queue_room_checks, sent_review
+from almanac.platform.publishing.check_pipeline import sent_review
+from almanac.platform.publishing.check_queue import queue_room_checks
 from almanac.platform.publishing.diff import structured
 from almanac.platform.publishing.domains import current_domain
 from almanac.platform.publishing.ids import bind_on_upload
@@ -33,6 +34,7 @@ from almanac.platform.publishing.models import (
 )
 from almanac.platform.publishing.review import REVIEW_FILE, review_problems
 from almanac.platform.publishing.roles import require_manager, require_member
+from almanac.platform.publishing.upload_states import allows, move, move_check
 from almanac.platform.store.tables import versions
 
 log = logging.getLogger(__name__)
@@ -112,25 +114,11 @@ class UploadAnswer:
     created: bool
 
 
-def _finding(problem: Problem) -> dict[str, Any]:
-    out: dict[str, Any] = {"code": problem.code, "message": problem.message}
-    if problem.path is not None:
-        out["path"] = problem.path
-    if problem.line is not None:
-        out["line"] = problem.line
-    return out
-
-
-def _problem(found: Mapping[str, Any]) -> Problem:
-    named = str(found["code"])
-    return Problem(named, str(found["message"]), path=found.get("path"), line=found.get("line"))
-
-
 def _check_view(row: UploadCheck) -> CheckView:
     return CheckView(
         name=row.name,
         status=CheckStatus(row.status),
-        findings=tuple(_problem(f) for f in row.findings),
+        findings=tuple(Problem.from_stored(f) for f in row.findings),
         queued_at=row.queued_at,
         started_at=row.started_at,
         finished_at=row.finished_at,
@@ -357,18 +345,17 @@ def _refusals(code: PluginCode, files: Mapping[str, bytes]) -> None:
 
 def _record_checks(db: Session, upload_id: int, checks: Sequence[_Static], now: datetime) -> None:
     for check in checks:
-        db.add(
-            UploadCheck(
-                upload_id=upload_id,
-                name=check.name,
-                status=check.status,
-                findings=[_finding(p) for p in check.problems],
-                queued_at=now,
-                started_at=now,
-                finished_at=now,
-                deadline_at=now,
-            )
+        row = UploadCheck(
+            upload_id=upload_id,
+            name=check.name,
+            findings=[p.to_stored() for p in check.problems],
+            queued_at=now,
+            started_at=now,
+            finished_at=now,
+            deadline_at=now,
         )
+        move_check(row, check.status)
+        db.add(row)
 
 
 def _existing(
@@ -456,11 +443,11 @@ def upload(
         code_published=code_published,
         manifest=dict(code.manifest.raw),
         archive=archive,
-        state=UploadState.CHECKED,
         uploaded_by=actor.email,
         agent_name=agent_name,
         uploaded_at=now,
     )
+    move(row, UploadState.CHECKING)
     db.add(row)
     db.flush()
     _record_checks(db, row.id, checks, now)
@@ -511,17 +498,17 @@ def withdraw(
     row = _row(db, organization_id, upload_id)
     if row.state == UploadState.WITHDRAWN:
         raise Conflict(f"upload {upload_id} was withdrawn already", code="STATE-CONFLICT")
-    if row.state in (UploadState.PUBLISHED, UploadState.SUPERSEDED):
+    if not allows(row.state, UploadState.WITHDRAWN):
         raise Conflict(
             f"upload {upload_id} was published; unpublish or retire the plug-in instead",
             code="STATE-CONFLICT",
         )
-    row.state = UploadState.WITHDRAWN
+    move(row, UploadState.WITHDRAWN)
     row.withdrawn_by = actor.email
     row.withdrawn_at = now
     for check in db.scalars(select(UploadCheck).where(UploadCheck.upload_id == row.id)):
         if check.status in (CheckStatus.QUEUED, CheckStatus.RUNNING, CheckStatus.COULD_NOT_RUN):
-            check.status = CheckStatus.FAILED
+            move_check(check, CheckStatus.FAILED)
             check.finished_at = now
     db.flush()
     return _view(db, row)
@@ -545,7 +532,7 @@ def rerun_checks(
             f"upload {upload_id} is in review; withdraw it before its checks run again",
             code="STATE-CONFLICT",
         )
-    if row.state not in (UploadState.CHECKED, UploadState.CHANGES_REQUESTED):
+    if not allows(row.state, UploadState.CHECKING):
         raise Conflict(
             f"upload {upload_id} is {row.state}; its checks are not run again",
             code="STATE-CONFLICT",
@@ -566,6 +553,7 @@ def rerun_checks(
     row.record_diff = None
     db.flush()
     _record_checks(db, row.id, checks, now)
+    move(row, UploadState.CHECKING)
     queue_room_checks(db, row, now)
     return _view(db, row)
 
