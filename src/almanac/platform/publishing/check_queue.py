@@ -15,8 +15,9 @@ import zipfile
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
+from typing import Any
 
-from sqlalchemy import Connection, select
+from sqlalchemy import Connection, Row, select
 from sqlalchemy.orm import Session
 
 from almanac.platform.contract.context import format_instant
@@ -267,8 +268,9 @@ def requeue_for_network(
 
 
 @dataclass(frozen=True, slots=True)
-class RoomCheck:
-    """One room check of a host version as its page shows it."""
+class CheckView:
+    """One named check of a version: its status (queued, running, passed, failed, or
+    could_not_run while the service's network is down), deadline and findings."""
 
     name: str
     status: CheckStatus
@@ -279,7 +281,20 @@ class RoomCheck:
     deadline_at: datetime
 
 
-def version_room_checks(conn: Connection, version_id: int) -> list[RoomCheck]:
+def check_view(row: UploadCheck | Row[Any]) -> CheckView:
+    """A check's row (an upload's or a host version's) as the portal and the host show it."""
+    return CheckView(
+        name=row.name,
+        status=CheckStatus(row.status),
+        findings=tuple(Problem.from_stored(f) for f in row.findings),
+        queued_at=row.queued_at,
+        started_at=row.started_at,
+        finished_at=row.finished_at,
+        deadline_at=row.deadline_at,
+    )
+
+
+def version_room_checks(conn: Connection, version_id: int) -> list[CheckView]:
     """The room checks of a host version (empty for a version registered before they existed)."""
     rows = conn.execute(
         select(
@@ -294,15 +309,4 @@ def version_room_checks(conn: Connection, version_id: int) -> list[RoomCheck]:
         .where(UploadCheck.version_id == version_id)
         .order_by(UploadCheck.id)
     ).all()
-    return [
-        RoomCheck(
-            name=row.name,
-            status=CheckStatus(row.status),
-            findings=tuple(Problem.from_stored(f) for f in row.findings),
-            queued_at=row.queued_at,
-            started_at=row.started_at,
-            finished_at=row.finished_at,
-            deadline_at=row.deadline_at,
-        )
-        for row in rows
-    ]
+    return [check_view(row) for row in rows]

@@ -104,6 +104,25 @@ def _first_difference(got: str, want: str) -> tuple[int, str, str]:
     return number, "(end)" if len(got_lines) < number else got_lines[number - 1][:120], "(end)"
 
 
+def _mismatch(folder: RoomFolder, path: str, printed: bytes) -> list[Problem]:
+    """PLG-FIXTURE-MISMATCH when what the fetcher printed is not the file at `path` byte for
+    byte, at the first differing line."""
+    expected = folder.files.get(path, b"")
+    if printed == expected:
+        return []
+    line, got, want = _first_difference(
+        printed.decode("utf-8", "replace"), expected.decode("utf-8", "replace")
+    )
+    return [
+        Problem(
+            "PLG-FIXTURE-MISMATCH",
+            f"{path} line {line} differs: the fetcher printed {got}, the file has {want}",
+            path=path,
+            line=line,
+        )
+    ]
+
+
 def _run_problems(result: RoomOutcome, label: str) -> list[Problem]:
     if result.killed_by is not None:
         reason = result.reason or "stopped at its limits"
@@ -214,20 +233,7 @@ def fixtures_check(
                 line=line,
             )
         )
-    expected = folder.files.get("fixtures/records.jsonl", b"")
-    if first.stdout != expected:
-        line, got, want = _first_difference(
-            first.stdout.decode("utf-8", "replace"), expected.decode("utf-8", "replace")
-        )
-        problems.append(
-            Problem(
-                "PLG-FIXTURE-MISMATCH",
-                f"fixtures/records.jsonl line {line} differs: the fetcher printed {got}, the "
-                f"file has {want}",
-                path="fixtures/records.jsonl",
-                line=line,
-            )
-        )
+    problems.extend(_mismatch(folder, "fixtures/records.jsonl", first.stdout))
     return problems, batch.records
 
 
@@ -278,20 +284,7 @@ def cases_check(
         if found:
             problems.extend(found)
             continue
-        expected = folder.files.get(f"{rel}/records.jsonl", b"")
-        if result.stdout != expected:
-            line, got, want = _first_difference(
-                result.stdout.decode("utf-8", "replace"), expected.decode("utf-8", "replace")
-            )
-            problems.append(
-                Problem(
-                    "PLG-FIXTURE-MISMATCH",
-                    f"{rel}/records.jsonl line {line} differs: the fetcher printed {got}, the "
-                    f"file has {want}",
-                    path=f"{rel}/records.jsonl",
-                    line=line,
-                )
-            )
+        problems.extend(_mismatch(folder, f"{rel}/records.jsonl", result.stdout))
     return problems
 
 

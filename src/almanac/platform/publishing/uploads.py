@@ -21,7 +21,7 @@ from almanac.platform.contract.pack import CodeRefused, PluginCode, check_code, 
 from almanac.platform.contract.problems import Problem
 from almanac.platform.hosting import update_findings
 from almanac.platform.publishing.check_pipeline import sent_review
-from almanac.platform.publishing.check_queue import queue_room_checks
+from almanac.platform.publishing.check_queue import CheckView, check_view, queue_room_checks
 from almanac.platform.publishing.diff import structured
 from almanac.platform.publishing.domains import current_domain
 from almanac.platform.publishing.ids import bind_on_upload
@@ -52,20 +52,6 @@ STATIC_CHECKS = ("manifest", "folder", "imports", "listing", "review", "updates"
 there, updates only when a version of the plug-in was published)."""
 
 _FOLDER_CODES = ("PLG-FOLDER-", "PLG-FETCH-", "PLG-FIXTURE-", "PLG-CODE-", "PLG-ZIP-")
-
-
-@dataclass(frozen=True, slots=True)
-class CheckView:
-    """One named check of a version: its status (queued, running, passed, failed, or
-    could_not_run while the service's network is down), deadline and findings."""
-
-    name: str
-    status: CheckStatus
-    findings: tuple[Problem, ...]
-    queued_at: datetime
-    started_at: datetime | None
-    finished_at: datetime | None
-    deadline_at: datetime
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,18 +100,6 @@ class UploadAnswer:
     created: bool
 
 
-def _check_view(row: UploadCheck) -> CheckView:
-    return CheckView(
-        name=row.name,
-        status=CheckStatus(row.status),
-        findings=tuple(Problem.from_stored(f) for f in row.findings),
-        queued_at=row.queued_at,
-        started_at=row.started_at,
-        finished_at=row.finished_at,
-        deadline_at=row.deadline_at,
-    )
-
-
 def upload_view(db: Session, row: PortalUpload) -> UploadView:
     """An upload as its organization sees it, with its checks."""
     return _view(db, row)
@@ -149,7 +123,7 @@ def _view(db: Session, row: PortalUpload) -> UploadView:
         uploaded_at=row.uploaded_at,
         withdrawn_by=row.withdrawn_by,
         withdrawn_at=row.withdrawn_at,
-        checks=tuple(_check_view(c) for c in checks),
+        checks=tuple(check_view(c) for c in checks),
         record_diff=structured(row.record_diff),
         submitted_by=row.submitted_by,
         submitted_at=row.submitted_at,
