@@ -28,8 +28,8 @@ from sqlalchemy.orm import Session, sessionmaker
 from almanac.platform.alerts.send import send_alerts, send_network_alert
 from almanac.platform.lifecycle import RunTrigger
 from almanac.platform.mail import OutboxMailer, OutboxMessage
-from almanac.platform.publishing import checks
-from almanac.platform.publishing.checks import NetworkOutage
+from almanac.platform.publishing import check_queue as checks
+from almanac.platform.publishing.check_queue import NetworkOutage
 from almanac.platform.store import plugins as store_plugins
 from almanac.platform.store.engine import writing
 from almanac.platform.store.write import RunFacts, record_failed_run

@@ -24,10 +24,9 @@ from almanac.platform.contract.pack import check_folder, check_pack
 from almanac.platform.lifecycle import RunTrigger
 from almanac.platform.mail import OutboxMailer
 from almanac.platform.mail.models import OutboxMessage
-from almanac.platform.publishing import checks as room_checks
-from almanac.platform.publishing import uploads
-from almanac.platform.publishing.checks import Sources, listing_links
+from almanac.platform.publishing import check_queue, uploads
 from almanac.platform.publishing.models import CheckStatus, UploadState
+from almanac.platform.publishing.room_checks import Sources, listing_links
 from almanac.platform.store import plugins as store_plugins
 from almanac.platform.store.engine import write_transaction
 from almanac.platform.store.write import RunFacts, write_run
@@ -449,13 +448,13 @@ def test_a_host_registration_gets_the_same_checks_on_its_version_page(
         packed = hosting.register_code(
             db.connection(), check_pack(pack), origin="upload", by="op@example.org", now=T0
         )
-        assert room_checks.queue_version_checks(db, packed.version_id, pack, T0)
-        assert not room_checks.queue_version_checks(db, packed.version_id, pack, T0)  # once
+        assert check_queue.queue_version_checks(db, packed.version_id, pack, T0)
+        assert not check_queue.queue_version_checks(db, packed.version_id, pack, T0)  # once
         from_folder = hosting.register_code(
             db.connection(), check_folder(folder), origin="folder", by="op@example.org", now=T0
         )
-        assert room_checks.queue_version_checks(
-            db, from_folder.version_id, room_checks.archive_of_folder(folder), T0
+        assert check_queue.queue_version_checks(
+            db, from_folder.version_id, check_queue.archive_of_folder(folder), T0
         )
         db.commit()
     with engine.connect() as conn:

@@ -3,7 +3,7 @@ its own (`almanac_checks`, so scheduled plug-in runs in the `almanac` pool are n
 them), started by a sensor for each upload whose checks are queued; the same sensor fails
 every check past its deadline, and queues again the checks that could not run because the
 service's network was down once it is back (telling the operators, once a day, while it is
-not). Thin adapters over `almanac.platform.publishing.checks`."""
+not). Thin adapters over `almanac.platform.publishing.check_queue` and `check_pipeline`."""
 
 import tempfile
 from collections.abc import Callable, Mapping
@@ -19,20 +19,26 @@ from almanac.platform.alerts.send import send_network_alert
 from almanac.platform.clock import Clock
 from almanac.platform.contract.manifest import Manifest
 from almanac.platform.mail import Mailer, send_all
-from almanac.platform.publishing.checks import (
-    RoomOutcome,
-    RoomRun,
-    Sources,
-    SourceUnavailable,
+from almanac.platform.publishing.check_pipeline import (
+    CheckSubject,
+    HostVersionChecks,
+    UploadChecks,
+    run_checks,
+)
+from almanac.platform.publishing.check_queue import (
     expire_overdue,
     network_outage,
     queued_uploads,
     queued_versions,
     requeue_for_network,
-    run_room_checks,
-    run_version_checks,
 )
 from almanac.platform.publishing.network import Probe, probe_reached
+from almanac.platform.publishing.room_checks import (
+    RoomOutcome,
+    RoomRun,
+    Sources,
+    SourceUnavailable,
+)
 from almanac.platform.store.engine import writing
 from almanac.sandbox.download import DownloadError, Source, SourceDownloader
 from almanac.sensors.runs import evaluation_time
@@ -149,14 +155,14 @@ def upload_check_definitions(
     )
     def upload_checks(context: dg.OpExecutionContext) -> None:
         sessions: sessionmaker[Session] = sessionmaker(writing(engine), expire_on_commit=False)
-        if TAG_VERSION in context.run.tags:
-            version_id = int(context.run.tags[TAG_VERSION])
-            done = run_version_checks(sessions, version_id, room(), sources(), clock)
-            context.log.info(f"checks of host version {version_id}: {done}")
-            return
-        upload_id = int(context.run.tags[TAG_UPLOAD])
-        done = run_room_checks(sessions, upload_id, room(), sources(), mailer(), clock, base_url)
-        context.log.info(f"checks of upload {upload_id}: {done}")
+        tags = context.run.tags
+        subject: CheckSubject = (
+            HostVersionChecks(int(tags[TAG_VERSION]))
+            if TAG_VERSION in tags
+            else UploadChecks(int(tags[TAG_UPLOAD]))
+        )
+        done = run_checks(sessions, subject, room(), sources(), mailer(), clock, base_url)
+        context.log.info(f"checks of {subject.label}: {done}")
 
     @dg.job(
         name=CHECKS_JOB,

@@ -46,7 +46,7 @@ from almanac.platform import accounts, audience
 from almanac.platform.accounts.models import InvitationRequest
 from almanac.platform.alerts import send as alerts
 from almanac.platform.publishing import invitations, listings
-from almanac.platform.publishing.checks import network_outage
+from almanac.platform.publishing.check_queue import network_outage
 from almanac.platform.publishing.network import RETRY_WITHOUT_PROBE
 from almanac.platform.store import plugins as store
 from almanac.platform.store.held import decide_held

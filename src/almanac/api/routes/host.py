@@ -53,7 +53,7 @@ from almanac.platform.lifecycle import (
     NeverApproved,
     TransitionRefused,
 )
-from almanac.platform.publishing.checks import archive_of_folder, queue_version_checks
+from almanac.platform.publishing.check_queue import archive_of_folder, queue_version_checks
 from almanac.platform.store import plugins as store
 from almanac.platform.store.held import NothingHeld, decide_held
 from almanac.platform.store.reading import last_runs

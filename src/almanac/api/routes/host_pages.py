@@ -27,7 +27,7 @@ from almanac.api.schemas.host import (
 )
 from almanac.platform import hosting
 from almanac.platform.contract.problems import Problem, docs_link
-from almanac.platform.publishing.checks import version_room_checks
+from almanac.platform.publishing.check_queue import version_room_checks
 from almanac.platform.store import plugins as store
 from almanac.platform.store.reading import HeldDetail, StoredRun, held_details, last_runs
 

@@ -33,7 +33,7 @@ from almanac.platform.alerts.rules import (
     failed_source,
 )
 from almanac.platform.mail import Mailer, MailError, MailMessage
-from almanac.platform.publishing.checks import NetworkOutage
+from almanac.platform.publishing.check_queue import NetworkOutage
 from almanac.platform.publishing.network import RETRY_WITHOUT_PROBE, Probe
 from almanac.platform.publishing.roles import manager_addresses
 

@@ -10,9 +10,10 @@ links to them, so the tool's embedded catalog stays small.
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from importlib import resources
-from typing import Literal
+from typing import Any, Literal
 
 Severity = Literal["error", "warning"]
 
@@ -118,3 +119,24 @@ class Problem:
         if self.line is not None:
             out["line"] = self.line
         return out
+
+    def to_stored(self) -> dict[str, Any]:
+        """The finding as a check's row keeps it: code and message, path and line when set.
+        The severity, title and fix are left out: the catalog gives them again on reading."""
+        out: dict[str, Any] = {"code": self.code, "message": self.message}
+        if self.path is not None:
+            out["path"] = self.path
+        if self.line is not None:
+            out["line"] = self.line
+        return out
+
+    @classmethod
+    def from_stored(cls, stored: Mapping[str, Any]) -> Problem:
+        """A finding kept by `to_stored` (or printed in that shape by the tool), a Problem
+        again."""
+        return cls(
+            str(stored["code"]),
+            str(stored["message"]),
+            path=stored.get("path"),
+            line=stored.get("line"),
+        )

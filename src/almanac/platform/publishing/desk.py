@@ -49,6 +49,7 @@ from almanac.platform.publishing.notices import tell_managers
 from almanac.platform.publishing.publication import publish_approved
 from almanac.platform.publishing.review import REVIEW_FILE
 from almanac.platform.publishing.submission import AttestationMade, attestations_of
+from almanac.platform.publishing.upload_states import move
 from almanac.platform.publishing.uploads import UploadView, upload_view
 from almanac.platform.store.models import StoreListing
 from almanac.platform.store.tables import blobs, plugins, version_files, versions
@@ -424,7 +425,7 @@ def decide(
         decided_at=now,
     )
     db.add(decision)
-    row.state = _AFTER[verdict]
+    move(row, _AFTER[verdict])
     db.flush()
     lines = [
         f"{row.plugin_id} {row.version} (upload {row.id}) was {_WORDS[verdict]} by a reviewer.",

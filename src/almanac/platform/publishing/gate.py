@@ -14,7 +14,7 @@ from almanac.platform.contract.manifest import parse_manifest
 from almanac.platform.contract.pack import read_pack
 from almanac.platform.contract.problems import Problem
 from almanac.platform.publishing.agreement import accepted_in_effect, version_in_effect
-from almanac.platform.publishing.checks import sent_review
+from almanac.platform.publishing.check_pipeline import sent_review
 from almanac.platform.publishing.domains import current_domain
 from almanac.platform.publishing.invitations import is_invited
 from almanac.platform.publishing.models import (

@@ -18,6 +18,7 @@ from almanac.platform.publishing.ids import retire_id
 from almanac.platform.publishing.models import PortalUpload, UploadState
 from almanac.platform.publishing.notices import tell_managers
 from almanac.platform.publishing.roles import require_manager, require_member, who
+from almanac.platform.publishing.upload_states import move
 from almanac.platform.store import plugins as store
 from almanac.platform.store.models import StoreListing
 from almanac.platform.store.tables import plugins
@@ -220,7 +221,7 @@ def retire(
             PortalUpload.plugin_id == plugin_id, PortalUpload.state.in_(_LIVE_UPLOADS)
         )
     ):
-        upload.state = UploadState.WITHDRAWN
+        move(upload, UploadState.WITHDRAWN)
         upload.withdrawn_by = actor.email
         upload.withdrawn_at = now
         withdrawn.append(upload.id)

@@ -23,6 +23,7 @@ from almanac.platform.publishing.models import (
     Verdict,
 )
 from almanac.platform.publishing.roles import require_manager, who
+from almanac.platform.publishing.upload_states import move
 from almanac.platform.publishing.uploads import ICON_FILE, LISTING_FILE, UploadView, upload_row
 from almanac.platform.publishing.uploads import upload_view as _upload_view
 from almanac.platform.store import plugins as store
@@ -103,8 +104,8 @@ def publish_approved(db: Session, upload: PortalUpload, by: str, now: datetime) 
             PortalUpload.id != upload.id,
         )
     ):
-        earlier.state = UploadState.SUPERSEDED
-    upload.state = UploadState.PUBLISHED
+        move(earlier, UploadState.SUPERSEDED)
+    move(upload, UploadState.PUBLISHED)
     upload.published_by = by
     upload.published_at = now
     raw_listing = unpacked.files.get(LISTING_FILE)

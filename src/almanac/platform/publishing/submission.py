@@ -30,6 +30,7 @@ from almanac.platform.publishing.models import (
 )
 from almanac.platform.publishing.review import review_completeness, review_problems
 from almanac.platform.publishing.roles import require_manager, require_member
+from almanac.platform.publishing.upload_states import move
 from almanac.platform.publishing.uploads import (
     UploadView,
     rerun_checks,
@@ -278,11 +279,11 @@ def submit(
         raise SubmitRefused(row.id, reasons)
     replaced = None
     if current is not None:
-        current.state = UploadState.WITHDRAWN
+        move(current, UploadState.WITHDRAWN)
         current.withdrawn_by = actor.email
         current.withdrawn_at = now
         current.replaced_by = row.id
-    row.state = UploadState.IN_REVIEW
+    move(row, UploadState.IN_REVIEW)
     row.submitted_by = actor.email
     row.submitted_at = now
     row.publish_on_approval = publish_on_approval

@@ -21,7 +21,8 @@ from almanac.platform.contract.pack import CodeRefused, PluginCode, check_code, 
 from almanac.platform.contract.problems import Problem
 from almanac.platform.hosting import update_findings
 from almanac.platform.lifecycle import Trigger
-from almanac.platform.publishing.checks import queue_room_checks, sent_review
+from almanac.platform.publishing.check_pipeline import sent_review
+from almanac.platform.publishing.check_queue import CheckView, check_view, queue_room_checks
 from almanac.platform.publishing.decisions import DecisionView, decisions_of
 from almanac.platform.publishing.diff import structured
 from almanac.platform.publishing.domains import current_domain
@@ -34,6 +35,7 @@ from almanac.platform.publishing.models import (
 )
 from almanac.platform.publishing.review import REVIEW_FILE, review_problems
 from almanac.platform.publishing.roles import require_manager, require_member
+from almanac.platform.publishing.upload_states import allows, move, move_check
 from almanac.platform.store.tables import moves, versions
 
 log = logging.getLogger(__name__)
@@ -63,20 +65,6 @@ class ImportsJudge(Protocol):
         """The import problems of the plug-in files (path -> bytes) as `check` finds them:
         every import from fetch.mjs on, through its own modules."""
         ...
-
-
-@dataclass(frozen=True, slots=True)
-class CheckView:
-    """One named check of a version: its status (queued, running, passed, failed, or
-    could_not_run while the service's network is down), deadline and findings."""
-
-    name: str
-    status: CheckStatus
-    findings: tuple[Problem, ...]
-    queued_at: datetime
-    started_at: datetime | None
-    finished_at: datetime | None
-    deadline_at: datetime
 
 
 @dataclass(frozen=True, slots=True)
@@ -127,32 +115,6 @@ class UploadAnswer:
 
     upload: UploadView
     created: bool
-
-
-def _finding(problem: Problem) -> dict[str, Any]:
-    out: dict[str, Any] = {"code": problem.code, "message": problem.message}
-    if problem.path is not None:
-        out["path"] = problem.path
-    if problem.line is not None:
-        out["line"] = problem.line
-    return out
-
-
-def _problem(found: Mapping[str, Any]) -> Problem:
-    named = str(found["code"])
-    return Problem(named, str(found["message"]), path=found.get("path"), line=found.get("line"))
-
-
-def _check_view(row: UploadCheck) -> CheckView:
-    return CheckView(
-        name=row.name,
-        status=CheckStatus(row.status),
-        findings=tuple(_problem(f) for f in row.findings),
-        queued_at=row.queued_at,
-        started_at=row.started_at,
-        finished_at=row.finished_at,
-        deadline_at=row.deadline_at,
-    )
 
 
 _APPROVED_UPLOADS = (UploadState.APPROVED, UploadState.PUBLISHED, UploadState.SUPERSEDED)
@@ -214,7 +176,7 @@ def _view(db: Session, row: PortalUpload) -> UploadView:
         uploaded_at=row.uploaded_at,
         withdrawn_by=row.withdrawn_by,
         withdrawn_at=row.withdrawn_at,
-        checks=tuple(_check_view(c) for c in checks),
+        checks=tuple(check_view(c) for c in checks),
         record_diff=structured(row.record_diff),
         submitted_by=row.submitted_by,
         submitted_at=row.submitted_at,
@@ -426,18 +388,17 @@ def _refusals(code: PluginCode, files: Mapping[str, bytes], imports: ImportsJudg
 
 def _record_checks(db: Session, upload_id: int, checks: Sequence[_Static], now: datetime) -> None:
     for check in checks:
-        db.add(
-            UploadCheck(
-                upload_id=upload_id,
-                name=check.name,
-                status=check.status,
-                findings=[_finding(p) for p in check.problems],
-                queued_at=now,
-                started_at=now,
-                finished_at=now,
-                deadline_at=now,
-            )
+        row = UploadCheck(
+            upload_id=upload_id,
+            name=check.name,
+            findings=[p.to_stored() for p in check.problems],
+            queued_at=now,
+            started_at=now,
+            finished_at=now,
+            deadline_at=now,
         )
+        move_check(row, check.status)
+        db.add(row)
 
 
 def _existing(
@@ -525,11 +486,11 @@ def upload(
         code_published=code_published,
         manifest=dict(code.manifest.raw),
         archive=archive,
-        state=UploadState.CHECKED,
         uploaded_by=actor.email,
         agent_name=agent_name,
         uploaded_at=now,
     )
+    move(row, UploadState.CHECKING)
     db.add(row)
     db.flush()
     _record_checks(db, row.id, checks, now)
@@ -580,17 +541,17 @@ def withdraw(
     row = _row(db, organization_id, upload_id)
     if row.state == UploadState.WITHDRAWN:
         raise Conflict(f"upload {upload_id} was withdrawn already", code="STATE-CONFLICT")
-    if row.state in (UploadState.PUBLISHED, UploadState.SUPERSEDED):
+    if not allows(row.state, UploadState.WITHDRAWN):
         raise Conflict(
             f"upload {upload_id} was published; unpublish or retire the plug-in instead",
             code="STATE-CONFLICT",
         )
-    row.state = UploadState.WITHDRAWN
+    move(row, UploadState.WITHDRAWN)
     row.withdrawn_by = actor.email
     row.withdrawn_at = now
     for check in db.scalars(select(UploadCheck).where(UploadCheck.upload_id == row.id)):
         if check.status in (CheckStatus.QUEUED, CheckStatus.RUNNING, CheckStatus.COULD_NOT_RUN):
-            check.status = CheckStatus.FAILED
+            move_check(check, CheckStatus.FAILED)
             check.finished_at = now
     db.flush()
     return _view(db, row)
@@ -614,7 +575,7 @@ def rerun_checks(
             f"upload {upload_id} is in review; withdraw it before its checks run again",
             code="STATE-CONFLICT",
         )
-    if row.state not in (UploadState.CHECKED, UploadState.CHANGES_REQUESTED):
+    if not allows(row.state, UploadState.CHECKING):
         raise Conflict(
             f"upload {upload_id} is {row.state}; its checks are not run again",
             code="STATE-CONFLICT",
@@ -635,6 +596,7 @@ def rerun_checks(
     row.record_diff = None
     db.flush()
     _record_checks(db, row.id, checks, now)
+    move(row, UploadState.CHECKING)
     queue_room_checks(db, row, now)
     return _view(db, row)
 
