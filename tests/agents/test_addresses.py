@@ -173,7 +173,7 @@ def test_the_sources_name_their_addresses_under_the_base_address() -> None:
         "/portal/{}/uploads/{}",
     }
     modules = mail_modules()
-    assert PLATFORM / "publishing" / "checks.py" in modules and AUTH_ROUTES in modules
+    assert PLATFORM / "publishing" / "check_queue.py" in modules and AUTH_ROUTES in modules
     for module in modules:
         assert relative_addresses(module) == [], module
 
