@@ -28,8 +28,9 @@ from almanac.platform.contract.digest import digest_of_files
 from almanac.platform.contract.manifest import Manifest, parse_manifest
 from almanac.platform.contract.records import check_batch
 from almanac.platform.lifecycle import RunTrigger
-from almanac.platform.store.plugins import ApprovedCode, approved_code, plugin_status
+from almanac.platform.store.plugins import plugin_status
 from almanac.platform.store.reading import series_state
+from almanac.platform.store.versions import ApprovedCode, approved_code
 from almanac.platform.store.write import (
     RunFacts,
     SourceFacts,
