@@ -54,6 +54,7 @@ class VersionDetail(KeptVersion):
 class ApprovedCode:
     """The approved version's code, to be hashed again before each run."""
 
+    plugin_id: str
     version_id: int
     version: str
     digest: str
@@ -207,6 +208,7 @@ def approved_code(conn: Connection, plugin_id: str) -> ApprovedCode:
         .where(version_files.c.version_id == version["id"])
     ).all()
     return ApprovedCode(
+        plugin_id=plugin_id,
         version_id=version["id"],
         version=version["version"],
         digest=version["digest"],
