@@ -240,6 +240,7 @@ def test_approved_code_is_kept_by_digest(fresh: Plug) -> None:
     with fresh.engine.connect() as conn:
         code = approved_code(conn, fresh.id)
     assert (code.digest, code.files["fetch.mjs"]) == ("d1", b"d1")
+    assert code.plugin_id == fresh.id
 
 
 def test_shelf_flag_is_recorded(fresh: Plug) -> None:
