@@ -17,25 +17,14 @@ from typing import Any
 
 from sqlalchemy import Connection, func, select, update
 
-from almanac.platform.lifecycle import (
-    Facts,
-    Move,
-    State,
-    TransitionRefused,
-    Trigger,
-    next_state,
-)
+from almanac.platform.lifecycle import Facts, Move, State, TransitionRefused, Trigger, next_state
 from almanac.platform.store.history import approved_before, log_move
 from almanac.platform.store.plugins import UnknownPlugin, lock_plugin
 from almanac.platform.store.run_requests import request_run
 from almanac.platform.store.tables import plugins, runs, versions
 
 RETAIN_ANSWERS = ("yes", "no", "unknown")
-
-
 TAKEDOWN_MESSAGE_MAX = 280
-
-
 ROLLBACK_REASON_MAX = 500
 
 
