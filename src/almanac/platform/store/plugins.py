@@ -1,8 +1,9 @@
 """A plug-in as the store keeps it: its row, locked for a move, the stamp of its records, and
 its status as the host shows it.
 
-Every function takes a connection inside a transaction (`write_transaction`); the moves that
-change the row are in `store.moves`, its versions in `store.versions`.
+`lock_plugin` and `mark_records_changed` take a connection inside a transaction
+(`write_transaction`); the moves that change the row are in `store.moves`, its versions in
+`store.versions`.
 """
 
 from __future__ import annotations
