@@ -166,7 +166,7 @@ def _sources_of(conn: Connection, run_ids: list[int]) -> dict[int, list[tuple[st
 def _first_attempts(conn: Connection, own: ColumnElement[bool]) -> dict[str, datetime]:
     """When each plug-in's first run started."""
     query = select(runs.c.plugin_id, func.min(runs.c.started_at)).where(own)
-    return dict(conn.execute(query.group_by(runs.c.plugin_id)).tuples())
+    return {plugin_id: at for plugin_id, at in conn.execute(query.group_by(runs.c.plugin_id))}
 
 
 def _failing_since(conn: Connection, own: ColumnElement[bool]) -> dict[str, datetime]:
@@ -188,7 +188,7 @@ def _failing_since(conn: Connection, own: ColumnElement[bool]) -> dict[str, date
         )
         .group_by(runs.c.plugin_id)
     )
-    return dict(conn.execute(query).tuples())
+    return {plugin_id: at for plugin_id, at in conn.execute(query)}
 
 
 def _facts(row: Row[Any], held: list[HeldFact], ran: _Runs) -> PluginFacts:
