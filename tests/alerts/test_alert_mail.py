@@ -20,8 +20,9 @@ from almanac.orchestration.folders import register_folder
 from almanac.platform import accounts
 from almanac.platform.alerts.send import send_alerts
 from almanac.platform.lifecycle import RunTrigger
-from almanac.platform.store import plugins as store_plugins
+from almanac.platform.store import moves
 from almanac.platform.store.engine import write_transaction, writing
+from almanac.platform.store.plugins import plugin_status
 from almanac.platform.store.write import RunFacts, record_failed_run
 from almanac.sandbox.smtp import MailSettings, SmtpMailer
 from tests.accounts.conftest import T0
@@ -70,7 +71,7 @@ def world(api: Api, tmp_path: Path) -> Iterator[Api]:
             )
             register_folder(api.engine, folder, now=now)
             with write_transaction(api.engine) as conn:
-                store_plugins.set_publisher(conn, plugin_id, org, by=OPS, now=now)
+                moves.set_publisher(conn, plugin_id, org, by=OPS, now=now)
             approve(api.engine, plugin_id, now)
         yield api
     finally:
@@ -80,7 +81,7 @@ def world(api: Api, tmp_path: Path) -> Iterator[Api]:
 def fail(engine: Engine, plugin_id: str, at: timedelta) -> None:
     """A scheduled run of the plug-in fails downloading its source, `at` after T0."""
     with engine.connect() as conn:
-        status = store_plugins.plugin_status(conn, plugin_id)
+        status = plugin_status(conn, plugin_id)
     assert status.approved_version_id is not None and status.approved_digest is not None
     record_failed_run(
         engine,

@@ -50,7 +50,7 @@ from almanac.platform.contract.manifest import Manifest, parse_manifest
 from almanac.platform.contract.records import check_batch
 from almanac.platform.lifecycle import RunTrigger
 from almanac.platform.store.engine import make_engine
-from almanac.platform.store.plugins import ApprovedCode, approved_code
+from almanac.platform.store.versions import ApprovedCode, approved_code
 from almanac.platform.store.write import RunFacts, WriteResult, write_run
 from tests.sandbox.tls_server import Handler, LoopbackDialer, TableResolver, TLSServer
 

@@ -16,8 +16,11 @@ from almanac.platform.contract.digest import covered_files, digest_of_files
 from almanac.platform.contract.manifest import Manifest, parse_manifest
 from almanac.platform.contract.records import check_batch
 from almanac.platform.lifecycle import RunTrigger
-from almanac.platform.store import plugins as store_plugins
+from almanac.platform.store import moves
 from almanac.platform.store.engine import write_transaction
+from almanac.platform.store.plugins import plugin_status
+from almanac.platform.store.tables import plugins
+from almanac.platform.store.versions import register_version
 from almanac.platform.store.write import RunFacts, record_failed_run, write_run
 from tests.conftest import REPO
 
@@ -71,7 +74,7 @@ class StoredPlugin:
         self.files = dict(files or {"fetch.mjs": b"// prints the records\n"})
         self.files["plugin.json"] = json.dumps(self.doc, ensure_ascii=False).encode()
         with write_transaction(self.engine) as conn:
-            store_plugins.register_version(
+            register_version(
                 conn,
                 manifest=self.doc,
                 digest=digest_of_files(self.files),
@@ -84,12 +87,12 @@ class StoredPlugin:
 
     def approve(self) -> StoredPlugin:
         with write_transaction(self.engine) as conn:
-            status = store_plugins.plugin_status(conn, self.id)
-            store_plugins.approve(
+            status = plugin_status(conn, self.id)
+            moves.approve(
                 conn, self.id, digest_shown=status.current_digest, by="host@example.org",
                 now=self.now(),
             )  # fmt: skip
-            status = store_plugins.plugin_status(conn, self.id)
+            status = plugin_status(conn, self.id)
         self.version_id, self.digest = status.approved_version_id, status.approved_digest
         return self
 
@@ -124,11 +127,11 @@ class StoredPlugin:
 
     def pause(self) -> None:
         with write_transaction(self.engine) as conn:
-            store_plugins.pause(conn, self.id, by="host@example.org", now=self.now())
+            moves.pause(conn, self.id, by="host@example.org", now=self.now())
 
     def remove(self) -> None:
         with write_transaction(self.engine) as conn:
-            store_plugins.remove(conn, self.id, by="host@example.org", now=self.now())
+            moves.remove(conn, self.id, by="host@example.org", now=self.now())
 
     def new_version(self) -> None:
         """A changed covered file: the plug-in waits in Pending for the new version."""
@@ -145,18 +148,16 @@ class StoredPlugin:
 
     def take_down(self, message: str) -> None:
         with write_transaction(self.engine) as conn:
-            store_plugins.set_taken_down(conn, self.id, True, by="host@example.org", now=self.now())
+            moves.set_taken_down(conn, self.id, True, by="host@example.org", now=self.now())
             conn.execute(
-                update(store_plugins.plugins)
-                .where(store_plugins.plugins.c.id == self.id)
-                .values(takedown_message=message)
+                update(plugins).where(plugins.c.id == self.id).values(takedown_message=message)
             )
 
     def publish_as(self, organization_id: int) -> None:
         with write_transaction(self.engine) as conn:
             conn.execute(
-                update(store_plugins.plugins)
-                .where(store_plugins.plugins.c.id == self.id)
+                update(plugins)
+                .where(plugins.c.id == self.id)
                 .values(publisher_organization_id=organization_id)
             )
 

@@ -25,7 +25,7 @@ from almanac.platform.audience import (
 from almanac.platform.audience.days import DRAWN_DAYS
 from almanac.platform.store.engine import make_engine, write_transaction
 from almanac.platform.store.held import decide_held
-from almanac.platform.store.plugins import record_retain_answer
+from almanac.platform.store.moves import record_retain_answer
 from almanac.platform.store.retention import purge
 from tests.audience.helpers import T0, StoredPlugin, fresh_id
 

@@ -63,13 +63,14 @@ from almanac.definitions import build_definitions  # noqa: E402
 from almanac.orchestration.catalog import SNAPSHOT_ENV, load_catalog, write_snapshot  # noqa: E402
 from almanac.orchestration.folders import register_folder  # noqa: E402
 from almanac.platform.lifecycle import RunTrigger  # noqa: E402
-from almanac.platform.store import plugins as store_plugins  # noqa: E402
 from almanac.platform.store.engine import (  # noqa: E402
     make_engine,
     upgrade_database,
     write_transaction,
 )
 from almanac.platform.store.models import Run, RunRequest  # noqa: E402
+from almanac.platform.store.run_requests import request_run  # noqa: E402
+from almanac.platform.store.versions import approved_code  # noqa: E402
 from almanac.sandbox.room import LockedRoom, RoomResult  # noqa: E402
 from almanac.settings import Settings  # noqa: E402
 from tests.benchmarks.bench_location import ROOM_TIMES_ENV, SOURCES_ENV  # noqa: E402
@@ -286,10 +287,8 @@ def measure(work: Path, url: str, engine: Any, count: int, runs: int, runs_spawn
         for n in range(3):
             at = T0 + timedelta(minutes=30 + n)
             with write_transaction(engine) as conn:
-                code = store_plugins.approved_code(conn, ids[0])
-                store_plugins.request_run(
-                    conn, ids[0], code.version_id, RunTrigger.RESUME, "bench", at
-                )
+                code = approved_code(conn, ids[0])
+                request_run(conn, ids[0], code.version_id, RunTrigger.RESUME, "bench", at)
             created = orch.tick(at)
             assert len(created) == 1, created
             launch = time.perf_counter()
@@ -506,10 +505,8 @@ def _one_run(
     """A resume request answered at once: the sensor daemon's iteration queues the run, the
     queue daemon's launches it; wait for its end and read its events' times."""
     with write_transaction(engine) as conn:
-        code = store_plugins.approved_code(conn, plugin)
-        store_plugins.request_run(
-            conn, plugin, code.version_id, RunTrigger.RESUME, "bench", datetime.now(UTC)
-        )
+        code = approved_code(conn, plugin)
+        request_run(conn, plugin, code.version_id, RunTrigger.RESUME, "bench", datetime.now(UTC))
     known = {r.run_id for r in instance.get_runs()}
     lines = len(room_times.read_text().splitlines())
     began = time.time()

@@ -49,7 +49,7 @@ from almanac.platform.audience import set_shown, visible_plugins  # noqa: E402
 from almanac.platform.contract.manifest import parse_manifest  # noqa: E402
 from almanac.platform.lifecycle import RunTrigger  # noqa: E402
 from almanac.platform.store.engine import make_engine, upgrade_database  # noqa: E402
-from almanac.platform.store.plugins import approved_code  # noqa: E402
+from almanac.platform.store.versions import approved_code  # noqa: E402
 from almanac.platform.store.write import RunFacts, write_run  # noqa: E402
 from tests.audience.helpers import StoredPlugin, example_plugin, example_records  # noqa: E402
 from tests.benchmarks.bench_reader_days import EXAMPLES, PARAMS, shifted  # noqa: E402

@@ -21,9 +21,10 @@ import psycopg
 
 from almanac.platform.contract.manifest import Series
 from almanac.platform.lifecycle import RunTrigger
-from almanac.platform.store import plugins as sp
+from almanac.platform.store import moves
 from almanac.platform.store.engine import make_engine, upgrade_database, write_transaction
 from almanac.platform.store.types import canonical_content
+from almanac.platform.store.versions import register_version
 from almanac.platform.store.write import RunFacts, write_run
 
 RECORDS = 250_000
@@ -92,7 +93,7 @@ def copy_baseline(plain_url: str, rows: list[dict], version_id: int) -> float:
 
 def _approved_plugin(engine, plugin_id: str) -> int:  # type: ignore[no-untyped-def]
     with write_transaction(engine) as conn:
-        version_id = sp.register_version(
+        version_id = register_version(
             conn,
             manifest={"id": plugin_id, "version": "1.0.0", "licence": {"retain": "yes"}},
             digest="digest",
@@ -101,7 +102,7 @@ def _approved_plugin(engine, plugin_id: str) -> int:  # type: ignore[no-untyped-
             by="bench",
             now=NOW,
         )
-        sp.approve(conn, plugin_id, digest_shown="digest", by="bench", now=NOW)
+        moves.approve(conn, plugin_id, digest_shown="digest", by="bench", now=NOW)
     return version_id
 
 

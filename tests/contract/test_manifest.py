@@ -194,3 +194,15 @@ def test_raw_is_a_json_ready_copy() -> None:
     assert manifest is not None
     document["series"][0]["key"] = "changed"
     assert json.loads(json.dumps(manifest.raw))["series"][0]["key"] == "usd"
+
+
+def test_the_display_name_is_the_readers_language_then_english_then_the_first_listed() -> None:
+    document = ecb_document()
+    manifest = parse_manifest(document).manifest
+    assert manifest is not None
+    assert manifest.display_name("de-AT") == "EZB-Referenzkurse des Euro"
+    assert manifest.display_name("fr") == manifest.display_name() == "ECB euro reference rates"
+    document["name"] = {"es": "Tasas del BCE", "de": "EZB-Referenzkurse des Euro"}
+    without_english = parse_manifest(document).manifest
+    assert without_english is not None
+    assert without_english.display_name("fr") == "Tasas del BCE"

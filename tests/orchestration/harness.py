@@ -71,9 +71,10 @@ from almanac.assets.tags import TAG_PLUGIN, TAG_SCHEDULED_FOR, TAG_TRIGGER
 from almanac.definitions import build_definitions, run_worker_selection
 from almanac.orchestration.catalog import load_catalog
 from almanac.orchestration.pipeline import Room, RunPipeline
-from almanac.platform.store import plugins as store_plugins
+from almanac.platform.store import moves
 from almanac.platform.store.engine import write_transaction
 from almanac.platform.store.models import Run
+from almanac.platform.store.plugins import plugin_status
 from almanac.sandbox.download import SourceDownloader
 from almanac.sandbox.room import LockedRoom
 from almanac.sensors.asset_checks import AREA, TAG_AREA
@@ -289,14 +290,14 @@ def approve(engine: Engine, plugin_id: str, now: datetime, digest: str | None = 
     given); returns the run request id."""
     with write_transaction(engine) as conn:
         if digest is None:
-            digest = store_plugins.plugin_status(conn, plugin_id).current_digest
+            digest = plugin_status(conn, plugin_id).current_digest
         assert digest is not None
-        return store_plugins.approve(conn, plugin_id, digest_shown=digest, by=HARNESS_BY, now=now)
+        return moves.approve(conn, plugin_id, digest_shown=digest, by=HARNESS_BY, now=now)
 
 
 def state_of(engine: Engine, plugin_id: str) -> str:
     with engine.connect() as conn:
-        return str(store_plugins.plugin_status(conn, plugin_id).state)
+        return str(plugin_status(conn, plugin_id).state)
 
 
 def store_runs(engine: Engine, plugin_id: str) -> list[dict[str, Any]]:

@@ -22,7 +22,7 @@ from sqlalchemy import Engine
 from almanac.assets.control import deploy, run_slots
 from almanac.assets.tags import TAG_PLUGIN, TAG_SCHEDULED_FOR, TAG_TRIGGER
 from almanac.orchestration.folders import register_folder
-from almanac.platform.store import plugins as store_plugins
+from almanac.platform.store import moves
 from almanac.platform.store.engine import write_transaction
 from almanac.sandbox.room import LockedRoom, RoomResult
 from almanac.settings import Settings
@@ -234,11 +234,11 @@ def test_approval_and_resume_run_at_once_and_pending_never_runs(
         approve(sqlite_engine, "weekly", utc(2026, 6, 10, 3, 20))
         assert w.minute(utc(2026, 6, 10, 3, 20)) == [("weekly", "first", None)]
         with write_transaction(sqlite_engine) as conn:
-            store_plugins.pause(conn, "weekly", by=HARNESS_BY, now=utc(2026, 6, 10, 4, 0))
+            moves.pause(conn, "weekly", by=HARNESS_BY, now=utc(2026, 6, 10, 4, 0))
         # Paused: the scheduled time passes without a run.
         assert w.minute(utc(2026, 6, 15, 4, 0)) == []
         with write_transaction(sqlite_engine) as conn:
-            store_plugins.resume(conn, "weekly", by=HARNESS_BY, now=utc(2026, 6, 15, 9, 41))
+            moves.resume(conn, "weekly", by=HARNESS_BY, now=utc(2026, 6, 15, 9, 41))
         assert w.minute(utc(2026, 6, 15, 9, 41)) == [("weekly", "resume", None)]
         assert w.minute(utc(2026, 6, 15, 9, 42)) == []
         assert state_of(sqlite_engine, "weekly") == "approved"

@@ -12,8 +12,9 @@ from sqlalchemy import Engine
 
 from almanac.assets.tags import TAG_PLUGIN, TAG_RECORDED
 from almanac.platform.lifecycle import RunTrigger
-from almanac.platform.store import plugins as sp
+from almanac.platform.store import moves
 from almanac.platform.store.engine import write_transaction
+from almanac.platform.store.versions import register_version
 from almanac.platform.store.write import RunFacts, record_failed_run
 from almanac.sensors.runs import plugins_in_flight
 
@@ -22,7 +23,7 @@ NOW = datetime(2026, 11, 27, 5, 0, tzinfo=UTC)
 
 def _plugin(engine: Engine, plugin_id: str) -> tuple[int, str]:
     with write_transaction(engine) as conn:
-        version = sp.register_version(
+        version = register_version(
             conn,
             manifest={"id": plugin_id, "version": "1.0.0", "licence": {"retain": "yes"}},
             digest=f"sha256:{plugin_id}",
@@ -31,7 +32,7 @@ def _plugin(engine: Engine, plugin_id: str) -> tuple[int, str]:
             by="dev@example.org",
             now=NOW,
         )
-        sp.approve(conn, plugin_id, digest_shown=f"sha256:{plugin_id}", by="host", now=NOW)
+        moves.approve(conn, plugin_id, digest_shown=f"sha256:{plugin_id}", by="host", now=NOW)
     return version, f"sha256:{plugin_id}"
 
 

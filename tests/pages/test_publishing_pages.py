@@ -26,7 +26,7 @@ from almanac.platform.accounts.models import InvitationRequest, InvitationStatus
 from almanac.platform.contract.pack import check_pack
 from almanac.platform.lifecycle import RunTrigger
 from almanac.platform.publishing import invitations
-from almanac.platform.store import plugins as store_plugins
+from almanac.platform.store.plugins import plugin_status
 from almanac.platform.store.write import RunFacts, write_run
 from tests.api.conftest import Api, live_api
 from tests.api.test_host import UK, empty_plugin_tables, zip_of
@@ -62,7 +62,7 @@ def first_run(api: Api) -> None:
     """The published version's run on the fixture's day, its batch the fixture's records."""
     records = [json.loads(line) for line in files_with()["fixtures/records.jsonl"].splitlines()]
     with api.engine.connect() as conn:
-        status = store_plugins.plugin_status(conn, UK)
+        status = plugin_status(conn, UK)
     assert status.approved_version_id is not None and status.approved_digest is not None
     day = datetime(2022, 11, 4, 12, 0, tzinfo=UTC)
     write_run(

@@ -14,7 +14,7 @@ from pathlib import Path
 import dagster as dg
 import pytest
 
-from almanac.platform.store import plugins as store_plugins
+from almanac.platform.store.plugins import plugin_status
 from tests.api.conftest import Api
 from tests.api.test_host import UK, empty_plugin_tables
 from tests.orchestration.harness import Orchestrator, SourceServer, store_runs
@@ -74,7 +74,7 @@ def test_an_example_goes_from_upload_to_a_readers_installed_days(api: Api, tmp_p
             [run] = store_runs(api.engine, UK)
             assert run["outcome"] == "success" and run["trigger"] == "first", run
             with api.engine.connect() as conn:
-                status = store_plugins.plugin_status(conn, UK)
+                status = plugin_status(conn, UK)
             assert run["version_id"] == status.approved_version_id
             assert status.approved_digest == made["digest"] and run["new"] > 0
 
@@ -112,7 +112,7 @@ def test_an_example_goes_from_upload_to_a_readers_installed_days(api: Api, tmp_p
             assert {r["version_id"] for r in runs} == {status.approved_version_id}
             assert runs[-1]["outcome"] == "success"
             with api.engine.connect() as conn:
-                assert store_plugins.plugin_status(conn, UK).state == "approved"
+                assert plugin_status(conn, UK).state == "approved"
             assert pub.owner.get(f"{pub.uploads}/{nxt['id']}").json()["state"] == "in_review"
     empty_plugin_tables(api.engine)
 

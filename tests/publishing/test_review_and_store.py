@@ -26,7 +26,7 @@ from almanac.platform.contract.pack import check_pack
 from almanac.platform.lifecycle import RunTrigger
 from almanac.platform.publishing.diff import record_diff
 from almanac.platform.publishing.models import PortalUpload, ReviewInformation
-from almanac.platform.store import plugins as store_plugins
+from almanac.platform.store.plugins import plugin_status
 from almanac.platform.store.tables import plugins, requests
 from almanac.platform.store.write import RunFacts, write_run
 from almanac.sandbox.smtp import MailSettings, SmtpMailer
@@ -669,7 +669,7 @@ def fixture_run(api: Api, plugin_id: str = UK) -> None:
     """The published version's run on the fixture's day, its batch the fixture's records."""
     records = [json.loads(line) for line in files_with()["fixtures/records.jsonl"].splitlines()]
     with api.engine.connect() as conn:
-        status = store_plugins.plugin_status(conn, plugin_id)
+        status = plugin_status(conn, plugin_id)
     assert status.approved_version_id is not None and status.approved_digest is not None
     day = datetime(2022, 11, 4, 12, 0, tzinfo=UTC)
     write_run(

@@ -27,8 +27,9 @@ from almanac.platform.mail.models import OutboxMessage
 from almanac.platform.publishing import check_queue, uploads
 from almanac.platform.publishing.models import CheckStatus, UploadState
 from almanac.platform.publishing.room_checks import Sources, listing_links
-from almanac.platform.store import plugins as store_plugins
+from almanac.platform.store import moves
 from almanac.platform.store.engine import write_transaction
+from almanac.platform.store.plugins import plugin_status
 from almanac.platform.store.write import RunFacts, write_run
 from almanac.sandbox.tool_imports import import_problems
 from almanac.sensors.upload_checks import (
@@ -351,11 +352,9 @@ def test_the_record_diff_of_an_update_on_the_later_files(
             conn, code, origin="upload", by="host@example.org", now=T0,
             publisher_organization_id=org.id,
         )  # fmt: skip
-        status = store_plugins.plugin_status(conn, UK)
-        store_plugins.approve(
-            conn, UK, digest_shown=status.current_digest, by="host@example.org", now=T0
-        )
-        status = store_plugins.plugin_status(conn, UK)
+        status = plugin_status(conn, UK)
+        moves.approve(conn, UK, digest_shown=status.current_digest, by="host@example.org", now=T0)
+        status = plugin_status(conn, UK)
     fixture_day = datetime(2022, 11, 4, 12, 0, tzinfo=UTC)
     write_run(
         engine,

@@ -29,8 +29,9 @@ from almanac.platform.publishing.models import (
     UploadCheck,
     UploadState,
 )
-from almanac.platform.store import plugins as store_plugins
+from almanac.platform.store import moves
 from almanac.platform.store.engine import make_engine, write_transaction
+from almanac.platform.store.plugins import plugin_status
 from tests.api.conftest import Api, assert_problem, live_api
 from tests.api.test_host import REFUSED_ZIPS, UK, empty_plugin_tables, folder_files, zip_of
 
@@ -270,8 +271,8 @@ def publish_at_host(publisher: Publisher, files: dict[str, bytes]) -> None:
             conn, code, origin="upload", by="host@example.org", now=now,
             publisher_organization_id=publisher.org,
         )  # fmt: skip
-        status = store_plugins.plugin_status(conn, code.manifest.id)
-        store_plugins.approve(
+        status = plugin_status(conn, code.manifest.id)
+        moves.approve(
             conn, code.manifest.id, digest_shown=status.current_digest, by="host@example.org",
             now=now,
         )  # fmt: skip

@@ -20,6 +20,7 @@ from pathlib import Path
 
 import pytest
 
+from almanac.platform.contract.manifest import Manifest, parse_manifest
 from almanac.sandbox.limits import RoomLimits
 from almanac.sandbox.room import (
     LockedRoom,
@@ -495,6 +496,7 @@ def watched_popen(argv, *args, **kwargs):
     started.append([str(a) for a in argv])
     return real_popen(argv, *args, **kwargs)
 subprocess.Popen = watched_popen
+from almanac.platform.contract.manifest import Manifest, parse_manifest
 from almanac.sandbox.limits import RoomLimits
 from almanac.sandbox.room import LockedRoom, RoomRefused
 context = json.loads(sys.argv[1])
@@ -668,9 +670,20 @@ def test_without_seccomp_in_the_kernel_the_room_refuses_to_run(tmp_path: Path) -
     assert _started_nothing(outcome), outcome
 
 
+def _manifest(doc: dict[str, object]) -> Manifest:
+    parsed = parse_manifest(doc)
+    assert parsed.manifest is not None, parsed.problems
+    return parsed.manifest
+
+
 def test_limits_come_from_the_manifest_and_only_lower_the_defaults() -> None:
-    assert RoomLimits.for_manifest({}) == RoomLimits(seconds=120, megabytes=256)
-    lowered = RoomLimits.for_manifest({"limits": {"seconds": 30, "megabytes": 128}})
+    example = Path(__file__).resolve().parents[2] / "examples" / "uk-bank-holidays"
+    doc = json.loads((example / "plugin.json").read_text())
+    del doc["limits"]
+    assert RoomLimits.for_manifest(_manifest(doc)) == RoomLimits(seconds=120, megabytes=256)
+    lowered = RoomLimits.for_manifest(
+        _manifest({**doc, "limits": {"seconds": 30, "megabytes": 128}})
+    )
     assert (lowered.seconds, lowered.megabytes, lowered.heap_megabytes) == (30, 128, 64)
     with pytest.raises(ValueError):
         RoomLimits(seconds=121)

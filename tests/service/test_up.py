@@ -51,8 +51,8 @@ def test_a_second_start_approves_nothing_and_a_changed_example_stays_pending(
 ) -> None:
     import shutil
 
-    from almanac.platform.store import plugins as store_plugins
     from almanac.platform.store.engine import make_engine
+    from almanac.platform.store.plugins import plugin_status
     from almanac.service import prepare
     from almanac.settings import load_settings
 
@@ -74,7 +74,7 @@ def test_a_second_start_approves_nothing_and_a_changed_example_stays_pending(
     engine = make_engine(settings.database_url)
     try:
         with engine.connect() as conn:
-            states = {p: store_plugins.plugin_status(conn, p).state for p in EXAMPLES}
+            states = {p: plugin_status(conn, p).state for p in EXAMPLES}
     finally:
         engine.dispose()
     assert states[changed] == "pending"

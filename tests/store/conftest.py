@@ -18,8 +18,10 @@ from sqlalchemy import Engine
 from almanac.platform.contract.manifest import Series, Snapshot
 from almanac.platform.contract.windows import parse_window
 from almanac.platform.lifecycle import RunTrigger
-from almanac.platform.store import plugins as store_plugins
+from almanac.platform.store import moves
 from almanac.platform.store.engine import make_engine, upgrade_database, write_transaction
+from almanac.platform.store.plugins import plugin_status
+from almanac.platform.store.versions import register_version
 from almanac.platform.store.write import RunFacts, WriteResult, record_failed_run, write_run
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -112,7 +114,7 @@ class Plug:
 
     def register(self, digest: str, version: str = "1.0.0", origin: str = "upload") -> int:
         with write_transaction(self.engine) as conn:
-            return store_plugins.register_version(
+            return register_version(
                 conn,
                 manifest=self.manifest_doc(version),
                 digest=digest,
@@ -124,8 +126,8 @@ class Plug:
 
     def approve(self, digest_shown: str | None = None) -> int:
         with write_transaction(self.engine) as conn:
-            status = store_plugins.plugin_status(conn, self.id)
-            request = store_plugins.approve(
+            status = plugin_status(conn, self.id)
+            request = moves.approve(
                 conn,
                 self.id,
                 digest_shown=digest_shown or status.current_digest,
@@ -133,7 +135,7 @@ class Plug:
                 now=self.now(),
             )
         with self.engine.connect() as conn:
-            status = store_plugins.plugin_status(conn, self.id)
+            status = plugin_status(conn, self.id)
         self.version_id, self.digest = status.approved_version_id, status.approved_digest
         return request
 
@@ -177,7 +179,7 @@ class Plug:
 
     def state(self) -> str:
         with self.engine.connect() as conn:
-            return str(store_plugins.plugin_status(conn, self.id).state)
+            return str(plugin_status(conn, self.id).state)
 
 
 @pytest.fixture

@@ -9,7 +9,7 @@ from sqlalchemy import Engine
 
 from almanac.code_server import CatalogWatch
 from almanac.orchestration.catalog import catalog_fingerprint
-from almanac.platform.store import plugins as sp
+from almanac.platform.store import moves
 from almanac.platform.store.engine import write_transaction
 
 from .conftest import Plug, series_of, value
@@ -44,7 +44,7 @@ def test_the_fingerprint_follows_approvals_and_lifecycle_not_run_outcomes(engine
     assert len({approved, waiting, updated}) == 3
 
     before = updated
-    for move in (sp.pause, sp.resume, sp.remove, sp.retire):
+    for move in (moves.pause, moves.resume, moves.remove, moves.retire):
         with write_transaction(engine) as conn:
             move(conn, plug.id, by="host@example.org", now=plug.now())
         now = _fingerprint(engine)

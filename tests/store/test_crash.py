@@ -15,8 +15,8 @@ from datetime import UTC, date, datetime
 import pytest
 from sqlalchemy import Connection, func, select
 
-from almanac.platform.store import plugins as store_plugins
 from almanac.platform.store.engine import make_engine
+from almanac.platform.store.plugins import plugin_status
 from almanac.platform.store.reading import (
     find_record,
     last_runs,
@@ -133,7 +133,7 @@ def _what_others_see(conn: Connection, plug: Plug) -> dict[str, object]:
             "series": {
                 k: v.as_context() for k, v in series_state(conn, plug.id, ["rate"], TODAY).items()
             },
-            "state": str(store_plugins.plugin_status(conn, plug.id).state),
+            "state": str(plugin_status(conn, plug.id).state),
         }
 
 

@@ -20,10 +20,15 @@ from almanac.platform.lifecycle import (
     Trigger,
     next_state,
 )
-from almanac.platform.store import plugins as sp
+from almanac.platform.store import moves as store_moves
 from almanac.platform.store.engine import write_transaction
+from almanac.platform.store.history import plugin_moves
+from almanac.platform.store.moves import UnknownVersion
+from almanac.platform.store.plugins import plugin_status
 from almanac.platform.store.reading import last_runs
 from almanac.platform.store.retention import PurgeRefused, purge
+from almanac.platform.store.run_requests import OpenRunRequest, open_run_requests, take_run_request
+from almanac.platform.store.versions import approved_code
 
 from .conftest import Plug, series_of, value
 from .test_write import stored
@@ -36,17 +41,17 @@ def fresh(engine: Engine) -> Plug:
 
 def act(p: Plug, name: str, **kwargs):
     with write_transaction(p.engine) as conn:
-        return getattr(sp, name)(conn, p.id, by="host@example.org", now=p.now(), **kwargs)
+        return getattr(store_moves, name)(conn, p.id, by="host@example.org", now=p.now(), **kwargs)
 
 
-def requests(p: Plug) -> list[sp.OpenRunRequest]:
+def requests(p: Plug) -> list[OpenRunRequest]:
     with p.engine.connect() as conn:
-        return [r for r in sp.open_run_requests(conn, p.now()) if r.plugin_id == p.id]
+        return [r for r in open_run_requests(conn, p.now()) if r.plugin_id == p.id]
 
 
 def moves(p: Plug) -> list[tuple]:
     with p.engine.connect() as conn:
-        return [(m.action, m.from_state, m.to_state) for m in sp.plugin_moves(conn, p.id)]
+        return [(m.action, m.from_state, m.to_state) for m in plugin_moves(conn, p.id)]
 
 
 def test_first_version_is_pending_then_approval_starts_the_first_run(fresh: Plug) -> None:
@@ -61,8 +66,8 @@ def test_first_version_is_pending_then_approval_starts_the_first_run(fresh: Plug
         ("approve", "pending", "approved"),
     ]
     with fresh.engine.connect() as conn:
-        assert sp.take_run_request(conn, request_id, fresh.now())
-        assert not sp.take_run_request(conn, request_id, fresh.now())
+        assert take_run_request(conn, request_id, fresh.now())
+        assert not take_run_request(conn, request_id, fresh.now())
         conn.commit()
     assert requests(fresh) == []
 
@@ -115,7 +120,7 @@ def test_failing_and_back_on_runs(fresh: Plug) -> None:
     fresh.ready()
     fresh.fail()
     assert fresh.state() == "failing"
-    fresh.fail(trigger=sp.RunTrigger.RETRY)
+    fresh.fail(trigger=RunTrigger.RETRY)
     assert fresh.state() == "failing"
     fresh.write([])
     assert fresh.state() == "approved"
@@ -198,11 +203,11 @@ def test_retain_recorded_at_first_registration_then_the_persons_answer(fresh: Pl
     fresh.retain = "no"
     fresh.register("d2", "1.0.1")  # a later manifest does not change it by itself
     with fresh.engine.connect() as conn:
-        status = sp.plugin_status(conn, fresh.id)
+        status = plugin_status(conn, fresh.id)
     assert (status.retain_registered, status.retain) == ("unknown", "unknown")
     act(fresh, "record_retain_answer", answer="no")
     with fresh.engine.connect() as conn:
-        assert sp.plugin_status(conn, fresh.id).retain == "no"
+        assert plugin_status(conn, fresh.id).retain == "no"
     with pytest.raises(ValueError, match="retain must be"):
         act(fresh, "record_retain_answer", answer="maybe")
 
@@ -233,15 +238,16 @@ def test_approved_code_is_kept_by_digest(fresh: Plug) -> None:
     fresh.ready()
     fresh.register("d2", "1.0.1")
     with fresh.engine.connect() as conn:
-        code = sp.approved_code(conn, fresh.id)
+        code = approved_code(conn, fresh.id)
     assert (code.digest, code.files["fetch.mjs"]) == ("d1", b"d1")
+    assert code.plugin_id == fresh.id
 
 
 def test_shelf_flag_is_recorded(fresh: Plug) -> None:
     fresh.ready()
     act(fresh, "set_shelved", shelved=True)
     with fresh.engine.connect() as conn:
-        assert sp.plugin_status(conn, fresh.id).shelved
+        assert plugin_status(conn, fresh.id).shelved
     assert moves(fresh)[-1][0] == "shelve"
 
 
@@ -258,9 +264,9 @@ def test_roll_back_from_failing_runs_the_earlier_approved_code(fresh: Plug) -> N
     request_id = act(fresh, "roll_back", version="1.0.0", reason="1.1.0 fails every run")
     assert fresh.state() == "approved"
     with fresh.engine.connect() as conn:
-        status = sp.plugin_status(conn, fresh.id)
-        code = sp.approved_code(conn, fresh.id)
-        last = sp.plugin_moves(conn, fresh.id)[-1]
+        status = plugin_status(conn, fresh.id)
+        code = approved_code(conn, fresh.id)
+        last = plugin_moves(conn, fresh.id)[-1]
     assert (status.current_digest, status.approved_digest, code.files["fetch.mjs"]) == (
         "d1",
         "d1",
@@ -287,7 +293,7 @@ def test_roll_back_refusals_change_nothing(fresh: Plug) -> None:
     before = moves(fresh)
     with pytest.raises(NeverApproved, match=r"1\.0\.1"):
         act(fresh, "roll_back", version="1.0.1", reason="r")
-    with pytest.raises(sp.UnknownVersion):
+    with pytest.raises(UnknownVersion):
         act(fresh, "roll_back", version="0.0.1", reason="r")
     with pytest.raises(TransitionRefused, match="current version already"):
         act(fresh, "roll_back", version="1.0.2", reason="r")
@@ -298,7 +304,7 @@ def test_roll_back_refusals_change_nothing(fresh: Plug) -> None:
         act(fresh, "roll_back", version="1.0.0", reason="r")
     assert moves(fresh) == [*before, ("takedown", None, None)]
     with fresh.engine.connect() as conn:
-        assert sp.plugin_status(conn, fresh.id).approved_digest == "d3"
+        assert plugin_status(conn, fresh.id).approved_digest == "d3"
 
 
 def test_roll_back_rule_by_state() -> None:

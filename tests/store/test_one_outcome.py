@@ -11,8 +11,8 @@ import pytest
 from sqlalchemy import func, select
 
 from almanac.platform.lifecycle import RunTrigger
-from almanac.platform.store import plugins as sp
 from almanac.platform.store.engine import write_transaction
+from almanac.platform.store.run_requests import request_run
 from almanac.platform.store.tables import requests, runs
 from almanac.platform.store.write import WriteRefused, record_failed_run
 
@@ -64,7 +64,7 @@ def test_a_success_then_a_failure_of_the_same_orchestrator_run_keeps_the_success
 
 def test_a_failure_kept_twice_for_one_run_request_is_one_run(plug: Plug) -> None:
     with write_transaction(plug.engine) as conn:
-        request = sp.request_run(
+        request = request_run(
             conn, plug.id, plug.version_id, RunTrigger.SCHEDULE, "sensor", plug.now()
         )
     first = _fail_again(plug, request_id=request, orchestrator_run="dagster-run-2")

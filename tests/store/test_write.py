@@ -8,8 +8,9 @@ from datetime import date
 import pytest
 
 from almanac.platform.lifecycle import RunTrigger
-from almanac.platform.store import plugins as store_plugins
+from almanac.platform.store import moves
 from almanac.platform.store.engine import write_transaction
+from almanac.platform.store.plugins import plugin_status
 from almanac.platform.store.reading import (
     find_record,
     last_runs,
@@ -18,6 +19,7 @@ from almanac.platform.store.reading import (
     revision_history,
     series_state,
 )
+from almanac.platform.store.run_requests import open_run_requests
 from almanac.platform.store.write import WriteRefused, short_reason
 
 from .conftest import TODAY, Plug, event, item, value
@@ -146,7 +148,7 @@ def test_failed_run_writes_only_its_row_and_moves_to_failing(plug: Plug) -> None
     assert plug.state() == "failing"
     with plug.engine.connect() as conn:
         runs = last_runs(conn, plug.id)
-        retries = store_plugins.open_run_requests(conn, plug.now().replace(year=2027))
+        retries = open_run_requests(conn, plug.now().replace(year=2027))
     assert runs[0].id == run_id and runs[0].outcome == "failure"
     assert len(runs[0].reason) == 300
     assert [r.trigger for r in retries][-1] == "retry"
@@ -197,7 +199,7 @@ def test_backfill_run_adds_and_revises_but_keeps_state(plug: Plug) -> None:
 
 def test_taken_down_plugin_write_is_refused(plug: Plug) -> None:
     with write_transaction(plug.engine) as conn:
-        store_plugins.set_taken_down(conn, plug.id, True, by="host", now=plug.now())
+        moves.set_taken_down(conn, plug.id, True, by="host", now=plug.now())
     with pytest.raises(WriteRefused, match="taken down"):
         plug.write([value("2026-11-01", 1)])
     with plug.engine.connect() as conn:
@@ -207,17 +209,17 @@ def test_taken_down_plugin_write_is_refused(plug: Plug) -> None:
 def test_takedown_hides_records_and_keeps_them(plug: Plug) -> None:
     plug.write([value("2026-11-01", 1)])
     with write_transaction(plug.engine) as conn:
-        store_plugins.set_taken_down(conn, plug.id, True, by="host", now=plug.now())
+        moves.set_taken_down(conn, plug.id, True, by="host", now=plug.now())
     assert stored(plug) == []
     with write_transaction(plug.engine) as conn:
-        store_plugins.set_taken_down(conn, plug.id, False, by="host", now=plug.now())
+        moves.set_taken_down(conn, plug.id, False, by="host", now=plug.now())
     assert len(stored(plug)) == 1
 
 
 def test_only_the_approved_version_writes(plug: Plug) -> None:
     plug.register("d2", "1.0.1")
     with plug.engine.connect() as conn:
-        new_version = store_plugins.plugin_status(conn, plug.id).current_version_id
+        new_version = plugin_status(conn, plug.id).current_version_id
     plug.version_id, approved = new_version, plug.version_id
     with pytest.raises(WriteRefused, match="not the approved version"):
         plug.write([value("2026-11-01", 1)])

@@ -29,12 +29,6 @@ def owner_of(publisher: str) -> str:
     return f"team:{group_name(publisher)}"
 
 
-def _english_name(names: Any) -> str:
-    if isinstance(names, dict):
-        return str(names.get("en") or next(iter(names.values()), ""))
-    return str(names)
-
-
 def _mark_recorded(instance: dg.DagsterInstance, run_id: str, value: str) -> None:
     instance.add_run_tags(run_id, {TAG_RECORDED: value})
 
@@ -42,11 +36,9 @@ def _mark_recorded(instance: dg.DagsterInstance, run_id: str, value: str) -> Non
 def plugin_asset(entry: CatalogEntry) -> dg.AssetsDefinition:
     """The asset of one plug-in ever approved: key `plugins/<id>`, grouped by publisher, daily
     partitions in the manifest's zone up to today, in the one `almanac` pool."""
-    manifest = entry.manifest
-    kinds = {"node", *(str(series["kind"]) for series in manifest.get("series", []))}
     metadata: dict[str, Any] = {
-        "schedule": manifest["schedule"],
-        "timezone": manifest["timezone"],
+        "schedule": entry.schedule,
+        "timezone": entry.timezone,
         "state": entry.state,
         "version": entry.version,
         "digest": entry.digest,
@@ -62,13 +54,13 @@ def plugin_asset(entry: CatalogEntry) -> dg.AssetsDefinition:
     @dg.asset(
         key=asset_key(plugin_id),
         group_name=group_name(entry.publisher),
-        kinds=kinds,
+        kinds={"node", *entry.series_kinds},
         tags={
-            "almanac/audience": _tag_value(str(manifest.get("audience", "public"))),
+            "almanac/audience": _tag_value(entry.audience),
             "almanac/state": _tag_value(entry.state + ("-taken-down" if entry.taken_down else "")),
         },
         owners=[owner_of(entry.publisher)],
-        description=_english_name(manifest.get("name")),
+        description=entry.name,
         metadata=metadata,
         partitions_def=dg.DailyPartitionsDefinition(
             start_date=entry.first_day, timezone=entry.timezone, end_offset=1

@@ -16,6 +16,7 @@ from zoneinfo import ZoneInfo
 
 from sqlalchemy import Connection, func, select
 
+from almanac.platform.contract.names import pick_name
 from almanac.platform.store.tables import plugins, records, runs, versions
 
 SNAPSHOT_ENV = "ALMANAC_DEFINITIONS_SNAPSHOT"
@@ -46,12 +47,25 @@ class CatalogEntry:
     records: int
 
     @property
+    def name(self) -> str:
+        """The English name, as rule 2 picks it for a reader of English; the id when none."""
+        return pick_name(self.manifest.get("name"), "en") or self.id
+
+    @property
     def timezone(self) -> str:
         return str(self.manifest["timezone"])
 
     @property
     def schedule(self) -> str:
         return str(self.manifest["schedule"])
+
+    @property
+    def audience(self) -> str:
+        return str(self.manifest.get("audience", "public"))
+
+    @property
+    def series_kinds(self) -> frozenset[str]:
+        return frozenset(str(series["kind"]) for series in self.manifest.get("series", []))
 
 
 def publisher_of(origin: str, origin_by: str) -> str:

@@ -18,7 +18,7 @@ from almanac.platform.contract.context import today_in_zone
 from almanac.platform.contract.schedule import Schedule, is_due, parse_schedule
 from almanac.platform.lifecycle import RunTrigger, State
 from almanac.platform.store.engine import write_transaction
-from almanac.platform.store.plugins import OpenRunRequest, open_run_requests, take_run_request
+from almanac.platform.store.run_requests import OpenRunRequest, open_run_requests, take_run_request
 from almanac.platform.store.tables import plugins, runs, versions
 
 RUNNABLE = (State.APPROVED, State.FAILING)

@@ -17,8 +17,10 @@ from almanac.platform.hosting import (
     VersionReused,
     register_code,
 )
-from almanac.platform.store import plugins as store_plugins
+from almanac.platform.store import moves
 from almanac.platform.store.engine import write_transaction
+from almanac.platform.store.plugins import plugin_status
+from almanac.platform.store.versions import plugin_versions
 
 SERVICE_ORIGIN_BY = "almanac"
 FIRST_START_APPROVER = "almanac up (the operator starting a fresh service)"
@@ -43,7 +45,7 @@ def register_folder(engine: Engine, folder: Path, *, now: datetime) -> tuple[str
         VersionReused,
         VersionNotGreater,
         VersionKept,
-        store_plugins.LocalNotApprovable,
+        moves.LocalNotApprovable,
     ) as refused:
         raise FolderRefused(f"{folder}/plugin.json: {refused}") from None
     return code.manifest.id, code.digest
@@ -76,12 +78,12 @@ def approve_first_versions(
     approved = []
     for plugin_id in plugin_ids:
         with write_transaction(engine) as conn:
-            status = store_plugins.plugin_status(conn, plugin_id)
+            status = plugin_status(conn, plugin_id)
             if status.approved_version_id is not None or status.current_digest is None:
                 continue
-            if len(store_plugins.plugin_versions(conn, plugin_id)) != 1:
+            if len(plugin_versions(conn, plugin_id)) != 1:
                 continue
-            store_plugins.approve(
+            moves.approve(
                 conn,
                 plugin_id,
                 digest_shown=status.current_digest,

@@ -28,8 +28,9 @@ from almanac.platform.contract.digest import digest_of_files
 from almanac.platform.contract.manifest import Manifest, parse_manifest
 from almanac.platform.contract.records import check_batch
 from almanac.platform.lifecycle import RunTrigger
-from almanac.platform.store.plugins import ApprovedCode, approved_code, plugin_status
+from almanac.platform.store.plugins import plugin_status
 from almanac.platform.store.reading import series_state
+from almanac.platform.store.versions import ApprovedCode, approved_code
 from almanac.platform.store.write import (
     RunFacts,
     SourceFacts,
@@ -166,7 +167,7 @@ class RunPipeline:
             downloads = self._download(code, facts, manifest, request.today, work)
             facts = replace(facts, sources=_source_facts(downloads))
             timings["room_start"] = time.perf_counter()
-            result = self._run_room(code, facts, downloads, context)
+            result = self._run_room(code, facts, manifest, downloads, context)
             timings["room_end"] = time.perf_counter()
         finally:
             shutil.rmtree(work, ignore_errors=True)
@@ -227,7 +228,12 @@ class RunPipeline:
             self.fail(code, facts, exc.reason)
 
     def _run_room(
-        self, code: ApprovedCode, facts: RunFacts, downloads: Downloads, context: Mapping[str, Any]
+        self,
+        code: ApprovedCode,
+        facts: RunFacts,
+        manifest: Manifest,
+        downloads: Downloads,
+        context: Mapping[str, Any],
     ) -> RoomResult:
         """The fetcher run once in the locked room on the downloads; RunFailed when the room
         refuses to run it."""
@@ -236,7 +242,7 @@ class RunPipeline:
                 code.files,
                 {s.name: s.path for s in downloads.sources},
                 context,
-                RoomLimits.for_manifest(code.manifest),
+                RoomLimits.for_manifest(manifest),
             )
         except RoomRefused as exc:
             self.fail(code, facts, f"the locked room refused to run: {exc}")
@@ -290,7 +296,7 @@ class RunPipeline:
     def fail(self, code: ApprovedCode, facts: RunFacts, reason: str) -> NoReturn:
         """Keep a failed run with `reason` and raise RunFailed."""
         facts = replace(facts, now=self.clock())
-        run_id = self._record(facts_plugin(code), code.version_id, code.digest, facts, reason)
+        run_id = self._record(code.plugin_id, code.version_id, code.digest, facts, reason)
         raise RunFailed(short_reason(reason), run_id)
 
     def _record(
@@ -332,10 +338,6 @@ class RunPipeline:
             orchestrator_run=request.orchestrator_run,
         )
         return self._record(request.plugin_id, code.version_id, code.digest, facts, reason)
-
-
-def facts_plugin(code: ApprovedCode) -> str:
-    return str(code.manifest["id"])
 
 
 def _source_facts(downloads: Downloads) -> tuple[SourceFacts, ...]:

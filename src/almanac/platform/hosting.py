@@ -16,8 +16,10 @@ from almanac.platform.contract.pack import CodeRefused, PluginCode
 from almanac.platform.contract.problems import Problem
 from almanac.platform.contract.updates import compare_manifests
 from almanac.platform.lifecycle import State
-from almanac.platform.store import plugins as store
+from almanac.platform.store import moves
+from almanac.platform.store.plugins import plugin_status
 from almanac.platform.store.tables import plugins, versions
+from almanac.platform.store.versions import register_version, version_detail
 
 
 class UnknownOrganization(LookupError):
@@ -128,7 +130,7 @@ def register_code(
     UnknownOrganization for an unknown publisher. A refusal changes nothing."""
     plugin_id = code.manifest.id
     if code.manifest.audience == "local":
-        raise store.LocalNotApprovable(
+        raise moves.LocalNotApprovable(
             f"version {code.manifest.version} of {plugin_id!r} has audience 'local': it runs on "
             "its developer's machine only and the server never approves it, so it is not "
             "registered; nothing changed"
@@ -149,7 +151,7 @@ def register_code(
     findings = update_findings(conn, plugin_id, code.manifest) if existing is not None else []
     if any(p.severity == "error" for p in findings):
         raise CodeRefused(findings)
-    version_id = store.register_version(
+    version_id = register_version(
         conn,
         manifest=dict(code.manifest.raw),
         digest=code.digest,
@@ -159,8 +161,8 @@ def register_code(
         now=now,
     )
     if publisher_organization_id is not None:
-        store.set_publisher(conn, plugin_id, publisher_organization_id, by=by, now=now)
-    status = store.plugin_status(conn, plugin_id)
+        moves.set_publisher(conn, plugin_id, publisher_organization_id, by=by, now=now)
+    status = plugin_status(conn, plugin_id)
     return Registered(
         plugin_id=plugin_id,
         version_id=version_id,
@@ -184,9 +186,9 @@ class VersionChecks:
 def version_checks(conn: Connection, plugin_id: str, version_id: int) -> VersionChecks:
     """The checks a version page shows: the manifest findings under today's contract, and the
     update findings against the approved version (none for the approved version itself)."""
-    detail = store.version_detail(conn, plugin_id, version_id)
+    detail = version_detail(conn, plugin_id, version_id)
     parsed = parse_manifest(detail.manifest)
-    approved_id = store.plugin_status(conn, plugin_id).approved_version_id
+    approved_id = plugin_status(conn, plugin_id).approved_version_id
     updates: list[Problem] = []
     if parsed.manifest is not None and approved_id not in (None, version_id):
         updates = update_findings(conn, plugin_id, parsed.manifest)

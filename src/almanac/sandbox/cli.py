@@ -236,7 +236,7 @@ def run_command(args: argparse.Namespace) -> int:
         return refuse(str(_rules("plugin.json", parsed.problems)))
     manifest = parsed.manifest
     try:
-        limits = RoomLimits.for_manifest(dict(manifest.raw))
+        limits = RoomLimits.for_manifest(manifest)
         if args.seconds is not None or args.megabytes is not None:
             limits = RoomLimits(
                 seconds=min(limits.seconds, args.seconds or limits.seconds),

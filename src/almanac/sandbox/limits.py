@@ -9,9 +9,10 @@ from __future__ import annotations
 import math
 import os
 import resource
-from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Literal
+
+from almanac.platform.contract.manifest import Manifest
 
 DEFAULT_SECONDS = 120
 DEFAULT_MEGABYTES = 256
@@ -42,13 +43,10 @@ class RoomLimits:
             raise ValueError(f"output_bytes must be 1 to {OUTPUT_BYTES}, got {self.output_bytes}")
 
     @classmethod
-    def for_manifest(cls, manifest: Mapping[str, Any]) -> RoomLimits:
-        """The defaults lowered by the manifest's `limits` (Manifest: Limits, which can only
-        lower them)."""
-        declared = manifest.get("limits") or {}
-        seconds = min(int(declared.get("seconds", DEFAULT_SECONDS)), DEFAULT_SECONDS)
-        megabytes = min(int(declared.get("megabytes", DEFAULT_MEGABYTES)), DEFAULT_MEGABYTES)
-        return cls(seconds=seconds, megabytes=megabytes)
+    def for_manifest(cls, manifest: Manifest) -> RoomLimits:
+        """The defaults lowered by the manifest's `limits` (Manifest: Limits, which the contract
+        lets only lower them; a manifest without `limits` has the defaults)."""
+        return cls(seconds=manifest.limits.seconds, megabytes=manifest.limits.megabytes)
 
     @property
     def memory_bytes(self) -> int:

@@ -130,7 +130,7 @@ def locked_room_run() -> RoomRun:
         context: Mapping[str, Any],
         manifest: Manifest,
     ) -> RoomOutcome:
-        return room.run(files, sources, context, RoomLimits.for_manifest(manifest.raw))
+        return room.run(files, sources, context, RoomLimits.for_manifest(manifest))
 
     return run
 

@@ -48,8 +48,9 @@ from almanac.platform.alerts import send as alerts
 from almanac.platform.publishing import invitations, listings
 from almanac.platform.publishing.check_queue import network_outage
 from almanac.platform.publishing.network import RETRY_WITHOUT_PROBE
-from almanac.platform.store import plugins as store
+from almanac.platform.store import moves
 from almanac.platform.store.held import decide_held
+from almanac.platform.store.plugins import all_plugins
 from almanac.platform.store.retention import purge
 from almanac.settings import Settings
 
@@ -82,7 +83,7 @@ def dagster_asset_url(settings: Settings, plugin_id: str) -> str:
 
 
 def _list_context(db: Session, ctx: Context) -> dict[str, object]:
-    listed = [summary(s) for s in store.all_plugins(db.connection())]
+    listed = [summary(s) for s in all_plugins(db.connection())]
     return {
         "title": "Host",
         "plugins": listed,
@@ -183,8 +184,8 @@ def _plugin_context(
         "dagster_url": dagster_asset_url(ctx.settings, plugin_id),
         # The store's own limits, so a browser says them before the server would.
         "limits": {
-            "takedown_message": store.TAKEDOWN_MESSAGE_MAX,
-            "rollback_reason": store.ROLLBACK_REASON_MAX,
+            "takedown_message": moves.TAKEDOWN_MESSAGE_MAX,
+            "rollback_reason": moves.ROLLBACK_REASON_MAX,
         },
         "error": None,
         "done": None,
@@ -227,30 +228,30 @@ def _approve(
     conn: Connection, db: Session, pid: str, form: FormData, by: str, now: datetime
 ) -> None:
     body = DigestIn(digest=text_field(form, "digest"))
-    store.approve(conn, pid, digest_shown=body.digest, by=by, now=now, removed=False)
+    moves.approve(conn, pid, digest_shown=body.digest, by=by, now=now, removed=False)
 
 
 def _restore(
     conn: Connection, db: Session, pid: str, form: FormData, by: str, now: datetime
 ) -> None:
     body = DigestIn(digest=text_field(form, "digest"))
-    store.approve(conn, pid, digest_shown=body.digest, by=by, now=now, removed=True)
+    moves.approve(conn, pid, digest_shown=body.digest, by=by, now=now, removed=True)
 
 
 def _pause(conn: Connection, db: Session, pid: str, form: FormData, by: str, now: datetime) -> None:
-    store.pause(conn, pid, by=by, now=now)
+    moves.pause(conn, pid, by=by, now=now)
 
 
 def _resume(
     conn: Connection, db: Session, pid: str, form: FormData, by: str, now: datetime
 ) -> None:
-    store.resume(conn, pid, by=by, now=now)
+    moves.resume(conn, pid, by=by, now=now)
 
 
 def _remove(
     conn: Connection, db: Session, pid: str, form: FormData, by: str, now: datetime
 ) -> None:
-    store.remove(conn, pid, by=by, now=now)
+    moves.remove(conn, pid, by=by, now=now)
 
 
 def _held(conn: Connection, db: Session, pid: str, form: FormData, by: str, now: datetime) -> None:
@@ -264,7 +265,7 @@ def _retention(
     body = RetentionIn.model_validate(
         {"answer": text_field(form, "answer"), "terms_read": form.get("terms_read") == "yes"}
     )
-    store.record_retain_answer(conn, pid, body.answer, by=by, now=now)
+    moves.record_retain_answer(conn, pid, body.answer, by=by, now=now)
 
 
 def _purge(conn: Connection, db: Session, pid: str, form: FormData, by: str, now: datetime) -> None:
@@ -280,7 +281,7 @@ def _takedown(
         note=text_field(form, "note"),
         message=text_field(form, "message"),
     )
-    store.set_taken_down(
+    moves.set_taken_down(
         conn, pid, True, reason=body.reason, note=body.note, message=body.message, by=by, now=now
     )
 
@@ -289,19 +290,19 @@ def _takedown_restore(
     conn: Connection, db: Session, pid: str, form: FormData, by: str, now: datetime
 ) -> None:
     body = DigestIn(digest=text_field(form, "digest"))
-    store.set_taken_down(conn, pid, False, digest=body.digest, by=by, now=now)
+    moves.set_taken_down(conn, pid, False, digest=body.digest, by=by, now=now)
 
 
 def _off_shelf(
     conn: Connection, db: Session, pid: str, form: FormData, by: str, now: datetime
 ) -> None:
-    store.set_shelved(conn, pid, True, by=by, now=now)
+    moves.set_shelved(conn, pid, True, by=by, now=now)
 
 
 def _on_shelf(
     conn: Connection, db: Session, pid: str, form: FormData, by: str, now: datetime
 ) -> None:
-    store.set_shelved(conn, pid, False, by=by, now=now)
+    moves.set_shelved(conn, pid, False, by=by, now=now)
 
 
 def _readers(
@@ -322,7 +323,7 @@ def _rollback(
 ) -> None:
     body = RollbackIn(version=text_field(form, "version"), reason=text_field(form, "reason"))
     try:
-        store.roll_back(conn, pid, version=body.version, reason=body.reason, by=by, now=now)
+        moves.roll_back(conn, pid, version=body.version, reason=body.reason, by=by, now=now)
     except ValueError as error:  # a reason of nothing but white space, as the API says
         raise PageRefused(422, "REQUEST-INVALID", f"reason: {error}") from None
 

@@ -33,7 +33,7 @@ from almanac.api.schemas.reader import ReportIn
 from almanac.platform import accounts, audience, feeds
 from almanac.platform.accounts import StaffRole
 from almanac.platform.audience import ReportCategory
-from almanac.platform.reader import MAX_DAYS, pick_name
+from almanac.platform.reader import MAX_DAYS
 from almanac.platform.reader.month import CellLine, month_cell
 from almanac.platform.reader.render import Section
 
@@ -184,15 +184,13 @@ def calendar(
     menu = [
         MenuEntry(
             id=p.id,
-            name=pick_name(p.manifest_doc.get("name"), lang) or p.id,
+            name=p.display_name(lang),
             shown=shown[p.id].shown,
             notice=p.takedown_message if p.taken_down else None,
         )
         for p in readable
     ]
-    languages = sorted(
-        {"en", lang} | {key for p in readable for key in (p.manifest_doc.get("name") or {})}
-    )
+    languages = sorted({"en", lang} | {key for p in readable for key in p.names})
     keep = {"lang": None if lang == "en" else lang, "today": today}
     if view == "month":
         previous = _link(month=(shown_month - timedelta(days=1)).strftime("%Y-%m"), **keep)
@@ -286,7 +284,7 @@ def report_page(
     context = {
         "title": "Report a plug-in",
         "plugin_id": plugin.id,
-        "plugin_name": pick_name(plugin.manifest_doc.get("name"), lang) or plugin.id,
+        "plugin_name": plugin.display_name(lang),
         "day": _date(day, "day"),
         "categories": CATEGORY_WORDS,
         "error": None,

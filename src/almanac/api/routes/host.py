@@ -54,8 +54,9 @@ from almanac.platform.lifecycle import (
     TransitionRefused,
 )
 from almanac.platform.publishing.check_queue import archive_of_folder, queue_version_checks
-from almanac.platform.store import plugins as store
+from almanac.platform.store import moves
 from almanac.platform.store.held import NothingHeld, decide_held
+from almanac.platform.store.plugins import UnknownPlugin, all_plugins, plugin_status
 from almanac.platform.store.reading import last_runs
 from almanac.platform.store.retention import PurgeNotConfirmed, PurgeNotOffered, purge
 
@@ -66,17 +67,17 @@ PACK_BODY_LIMIT = 2 * MAX_ARCHIVE_BYTES
 is answered PLG-ZIP-TOO-LARGE rather than by the generic body limit."""
 
 _REFUSALS: tuple[tuple[type[Exception], int, str], ...] = (
-    (store.UnknownPlugin, 404, "NOT-FOUND"),
+    (UnknownPlugin, 404, "NOT-FOUND"),
     (DigestChanged, 409, "DIGEST-CHANGED"),
     (DigestNotCurrent, 409, "DIGEST-NOT-CURRENT"),
     (NeverApproved, 409, "ROLLBACK-NOT-APPROVED"),
-    (store.LocalNotApprovable, 422, "PLG-LOCAL-NOT-APPROVED"),
+    (moves.LocalNotApprovable, 422, "PLG-LOCAL-NOT-APPROVED"),
     (TransitionRefused, 409, "STATE-CONFLICT"),
     (NothingHeld, 409, "NOTHING-HELD"),
     (PurgeNotOffered, 409, "PURGE-NOT-OFFERED"),
     (PurgeNotConfirmed, 422, "PLG-PURGE-CONFIRM"),
-    (store.TakedownDigest, 409, "TAKEDOWN-DIGEST"),
-    (store.TakedownRefused, 409, "STATE-CONFLICT"),
+    (moves.TakedownDigest, 409, "TAKEDOWN-DIGEST"),
+    (moves.TakedownRefused, 409, "STATE-CONFLICT"),
     (hosting.IdTaken, 409, "PLG-ID-TAKEN"),
     (hosting.VersionReused, 409, "PLG-VERSION-REUSED"),
     (hosting.VersionNotGreater, 409, "PLG-VERSION-NOT-GREATER"),
@@ -222,7 +223,7 @@ def register_folder(
 @router.get("/plugins", response_model=list[PluginSummaryOut])
 def list_plugins(operator: Operator, db: Db) -> list[PluginSummaryOut]:
     """Every plug-in ever registered, removed ones too, by id."""
-    return [summary(s) for s in store.all_plugins(db.connection())]
+    return [summary(s) for s in all_plugins(db.connection())]
 
 
 @router.get("/plugins/{plugin_id}", response_model=HostPluginOut)
@@ -249,7 +250,7 @@ def runs(plugin_id: str, operator: Operator, db: Db) -> list[RunOut]:
     ("The write" 2 and 4)."""
     conn = db.connection()
     with _refusals():
-        store.plugin_status(conn, plugin_id)
+        plugin_status(conn, plugin_id)
     return [run_out(run) for run in last_runs(conn, plugin_id)]
 
 
@@ -259,7 +260,7 @@ def approve(plugin_id: str, body: DigestIn, operator: Operator, db: Db, now: Now
     DIGEST-NOT-CURRENT for a digest never this plug-in's); the run starts at once. A Removed
     plug-in is brought back by `restore`; an earlier approved version by `rollback`."""
     with _write(db) as conn:
-        store.approve(
+        moves.approve(
             conn, plugin_id, digest_shown=body.digest, by=operator.email, now=now, removed=False
         )
     return _page_after(db, plugin_id)
@@ -270,7 +271,7 @@ def restore(plugin_id: str, body: DigestIn, operator: Operator, db: Db, now: Now
     """Removed -> Approved (a person approves it again; its kept records are used again), for
     exactly the digest the page showed."""
     with _write(db) as conn:
-        store.approve(
+        moves.approve(
             conn, plugin_id, digest_shown=body.digest, by=operator.email, now=now, removed=True
         )
     return _page_after(db, plugin_id)
@@ -287,7 +288,7 @@ def roll_back(
     version, a Removed or a taken-down plug-in."""
     try:
         with _write(db) as conn:
-            store.roll_back(
+            moves.roll_back(
                 conn,
                 plugin_id,
                 version=body.version,
@@ -304,7 +305,7 @@ def roll_back(
 def pause(plugin_id: str, operator: Operator, db: Db, now: Now) -> HostPluginOut:
     """Approved or Failing -> Paused (from Pending only when an earlier version was approved)."""
     with _write(db) as conn:
-        store.pause(conn, plugin_id, by=operator.email, now=now)
+        moves.pause(conn, plugin_id, by=operator.email, now=now)
     return _page_after(db, plugin_id)
 
 
@@ -312,7 +313,7 @@ def pause(plugin_id: str, operator: Operator, db: Db, now: Now) -> HostPluginOut
 def resume(plugin_id: str, operator: Operator, db: Db, now: Now) -> HostPluginOut:
     """Paused -> Approved when the files are unchanged (a run starts at once), else Pending."""
     with _write(db) as conn:
-        store.resume(conn, plugin_id, by=operator.email, now=now)
+        moves.resume(conn, plugin_id, by=operator.email, now=now)
     return _page_after(db, plugin_id)
 
 
@@ -320,7 +321,7 @@ def resume(plugin_id: str, operator: Operator, db: Db, now: Now) -> HostPluginOu
 def remove(plugin_id: str, operator: Operator, db: Db, now: Now) -> HostPluginOut:
     """Any state but Removed -> Removed: the plug-in leaves the app; its records are kept."""
     with _write(db) as conn:
-        store.remove(conn, plugin_id, by=operator.email, now=now)
+        moves.remove(conn, plugin_id, by=operator.email, now=now)
     return _page_after(db, plugin_id)
 
 
@@ -348,7 +349,7 @@ def record_retention(
     """Record the retain answer after reading the terms shown on the plug-in page
     (`terms_read` must be true); from now on it is the answer the service acts on."""
     with _write(db) as conn:
-        store.record_retain_answer(conn, plugin_id, body.answer, by=operator.email, now=now)
+        moves.record_retain_answer(conn, plugin_id, body.answer, by=operator.email, now=now)
     return _page_after(db, plugin_id)
 
 
@@ -381,7 +382,7 @@ def take_down(
     """Take down with a reason, a private note and a public message of at most 280 characters:
     runs stop, a write in progress is refused, records are hidden, not deleted."""
     with _write(db) as conn:
-        store.set_taken_down(
+        moves.set_taken_down(
             conn,
             plugin_id,
             True,
@@ -400,7 +401,7 @@ def restore_taken_down(
 ) -> HostPluginOut:
     """Lift a takedown, only for the digest taken down (else 409 TAKEDOWN-DIGEST)."""
     with _write(db) as conn:
-        store.set_taken_down(conn, plugin_id, False, digest=body.digest, by=operator.email, now=now)
+        moves.set_taken_down(conn, plugin_id, False, digest=body.digest, by=operator.email, now=now)
     return _page_after(db, plugin_id)
 
 
@@ -409,7 +410,7 @@ def take_off_shelf(plugin_id: str, operator: Operator, db: Db, now: Now) -> Host
     """Take off the shelf: like Unpublish, but only the service lists it again; repeated, it
     does nothing the second time."""
     with _write(db) as conn:
-        store.set_shelved(conn, plugin_id, True, by=operator.email, now=now)
+        moves.set_shelved(conn, plugin_id, True, by=operator.email, now=now)
     return _page_after(db, plugin_id)
 
 
@@ -417,5 +418,5 @@ def take_off_shelf(plugin_id: str, operator: Operator, db: Db, now: Now) -> Host
 def put_on_shelf(plugin_id: str, operator: Operator, db: Db, now: Now) -> HostPluginOut:
     """Put a plug-in the service took off the shelf back in the store."""
     with _write(db) as conn:
-        store.set_shelved(conn, plugin_id, False, by=operator.email, now=now)
+        moves.set_shelved(conn, plugin_id, False, by=operator.email, now=now)
     return _page_after(db, plugin_id)

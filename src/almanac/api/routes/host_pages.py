@@ -28,8 +28,10 @@ from almanac.api.schemas.host import (
 from almanac.platform import hosting
 from almanac.platform.contract.problems import Problem, docs_link
 from almanac.platform.publishing.check_queue import version_room_checks
-from almanac.platform.store import plugins as store
+from almanac.platform.store.history import RecordedMove, plugin_moves
+from almanac.platform.store.plugins import PluginStatus, plugin_status
 from almanac.platform.store.reading import HeldDetail, StoredRun, held_details, last_runs
+from almanac.platform.store.versions import KeptVersion, plugin_versions, version_detail
 
 
 def findings(problems: Sequence[Problem], base_url: str) -> list[FindingOut]:
@@ -63,7 +65,7 @@ class _Summary(TypedDict):
     shelved: bool
 
 
-def _summary(s: store.PluginStatus) -> _Summary:
+def _summary(s: PluginStatus) -> _Summary:
     return _Summary(
         id=s.id,
         state=str(s.state),
@@ -78,7 +80,7 @@ def _summary(s: store.PluginStatus) -> _Summary:
     )
 
 
-def summary(s: store.PluginStatus) -> PluginSummaryOut:
+def summary(s: PluginStatus) -> PluginSummaryOut:
     """A plug-in as the host's list shows it."""
     return PluginSummaryOut(**_summary(s))
 
@@ -130,7 +132,7 @@ def _held_out(held: HeldDetail) -> HeldSeriesOut:
     )
 
 
-def _version_ref(v: store.KeptVersion) -> VersionRefOut:
+def _version_ref(v: KeptVersion) -> VersionRefOut:
     return VersionRefOut(
         id=v.id,
         version=v.version,
@@ -141,7 +143,7 @@ def _version_ref(v: store.KeptVersion) -> VersionRefOut:
     )
 
 
-def _move_out(m: store.RecordedMove) -> MoveOut:
+def _move_out(m: RecordedMove) -> MoveOut:
     return MoveOut(
         action=m.action,
         from_state=m.from_state,
@@ -156,10 +158,10 @@ def _move_out(m: store.RecordedMove) -> MoveOut:
 def plugin_page(conn: Connection, plugin_id: str) -> HostPluginOut:
     """The plug-in page: state, flags, retain answer with the current version's licence terms,
     takedown, the last five runs, held details, versions and moves; UnknownPlugin if none."""
-    s = store.plugin_status(conn, plugin_id)
+    s = plugin_status(conn, plugin_id)
     manifest: dict[str, Any] = {}
     if s.current_version_id is not None:
-        manifest = store.version_detail(conn, plugin_id, s.current_version_id).manifest
+        manifest = version_detail(conn, plugin_id, s.current_version_id).manifest
     licence = manifest.get("licence", {})
     takedown = None
     if s.taken_down:
@@ -194,17 +196,17 @@ def plugin_page(conn: Connection, plugin_id: str) -> HostPluginOut:
         takedown=takedown,
         last_runs=[run_out(r) for r in last_runs(conn, plugin_id)],
         held_series=[_held_out(h) for h in held_details(conn, plugin_id)],
-        versions=[_version_ref(v) for v in store.plugin_versions(conn, plugin_id)],
-        moves=[_move_out(m) for m in store.plugin_moves(conn, plugin_id)],
+        versions=[_version_ref(v) for v in plugin_versions(conn, plugin_id)],
+        moves=[_move_out(m) for m in plugin_moves(conn, plugin_id)],
     )
 
 
 def version_page(conn: Connection, plugin_id: str, version_id: int, base_url: str) -> VersionOut:
     """One version: digest, manifest, covered files and its checks, with whether it is the
     current and the approved version; UnknownPlugin when the plug-in keeps no such version."""
-    detail = store.version_detail(conn, plugin_id, version_id)
+    detail = version_detail(conn, plugin_id, version_id)
     checks = hosting.version_checks(conn, plugin_id, version_id)
-    s = store.plugin_status(conn, plugin_id)
+    s = plugin_status(conn, plugin_id)
     return VersionOut(
         id=detail.id,
         plugin_id=plugin_id,

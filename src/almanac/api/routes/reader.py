@@ -26,7 +26,6 @@ from almanac.platform import audience
 from almanac.platform.accounts import InvalidInput
 from almanac.platform.audience import ReadablePlugin, Shown, compact_json
 from almanac.platform.audience.days import RawRecord
-from almanac.platform.reader import pick_name
 from almanac.platform.store.installable import not_newly_installable
 
 router = APIRouter(prefix="/reader", tags=["reader"])
@@ -41,10 +40,9 @@ Language = Annotated[
 def _plugin(
     plugin: ReadablePlugin, shown: Shown, language: str, unlisted: set[str]
 ) -> ReaderPluginOut:
-    name = pick_name(plugin.manifest_doc.get("name"), language)
     return ReaderPluginOut(
         id=plugin.id,
-        name=plugin.id if name is None else name,
+        name=plugin.display_name(language),
         audience=plugin.audience,
         status=plugin.status,
         taken_down=plugin.taken_down,

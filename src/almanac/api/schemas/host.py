@@ -9,7 +9,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from almanac.api.schemas import RowId
-from almanac.platform.store.plugins import ROLLBACK_REASON_MAX, TAKEDOWN_MESSAGE_MAX
+from almanac.platform.store.moves import ROLLBACK_REASON_MAX, TAKEDOWN_MESSAGE_MAX
 
 DIGEST_PATTERN = r"^sha256:[0-9a-f]{64}$"
 

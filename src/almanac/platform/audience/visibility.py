@@ -38,7 +38,8 @@ from almanac.platform.accounts.organizations import in_audience_as_member
 from almanac.platform.accounts.tables import memberships
 from almanac.platform.audience.tables import reader_list_organizations as listed_organizations
 from almanac.platform.audience.tables import reader_list_people as listed_people
-from almanac.platform.contract.manifest import Manifest, parse_manifest
+from almanac.platform.contract.manifest import Manifest, Names, parse_manifest
+from almanac.platform.contract.names import pick_name
 from almanac.platform.lifecycle import State
 from almanac.platform.store.tables import plugins, versions
 
@@ -75,6 +76,18 @@ class ReadablePlugin:
     @property
     def manifest(self) -> Manifest:
         return checked_manifest(self.manifest_doc)
+
+    @property
+    def names(self) -> Names:
+        """The approved manifest's names, read from the stored manifest without checking it
+        whole again: lists name every plug-in a reader may read, and a check costs far more."""
+        names: Names = self.manifest_doc.get("name") or {}
+        return names
+
+    def display_name(self, language: str | None = None) -> str:
+        """The name a reader sees, picked as `Manifest.display_name` picks it (rule 2)."""
+        name = pick_name(self.names, language)
+        return self.id if name is None else name
 
 
 def not_found(plugin_id: str) -> NotFound:

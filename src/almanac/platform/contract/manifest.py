@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Literal
 
+from almanac.platform.contract.names import pick_name
 from almanac.platform.contract.problems import Problem
 from almanac.platform.contract.rules import (
     ID_PATTERN,
@@ -161,6 +162,12 @@ class Manifest:
     limits: Limits = Limits()
     schema: str | None = None
     raw: Mapping[str, Any] = field(default_factory=dict, compare=False, repr=False)
+
+    def display_name(self, language: str | None = None) -> str:
+        """The plug-in's name a reader sees ("Reader presentation rules" 2): in their language,
+        else English, else the first listed; the id when the manifest names it in none."""
+        name = pick_name(self.name, language)
+        return self.id if name is None else name
 
     @property
     def version_tuple(self) -> tuple[int, int, int]:

@@ -50,7 +50,6 @@ from almanac.platform.contract.manifest import Manifest, Series
 from almanac.platform.reader import (
     MAX_DAYS,
     attribution_of,
-    pick_name,
     render_days,
     row_words,
 )
@@ -116,8 +115,7 @@ class FeedPlugin:
 
     def name(self, language: str) -> str:
         """Rule 2: the plug-in's name in the language; its id when it has none."""
-        name = pick_name(self.manifest.name, language)
-        return self.id if name is None else name
+        return self.manifest.display_name(language)
 
 
 def color_of(plugin_id: str) -> str:

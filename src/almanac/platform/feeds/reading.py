@@ -41,7 +41,7 @@ from almanac.platform.feeds.calendar import (
     color_of,
     record_key,
 )
-from almanac.platform.reader import from_stored, pick_name
+from almanac.platform.reader import from_stored
 from almanac.platform.store.reading import RecordStamp, record_stamps
 
 DEFAULT_PAST = 62
@@ -137,10 +137,9 @@ def plugin_feed(
     except NotFound:
         raise NotFound(NO_PUBLIC_FEED) from None
     check_language(language)
-    name = pick_name(plugin.manifest_doc.get("name"), language)
     return FeedPlan(
         kind="plugin",
-        name=plugin.id if name is None else name,
+        name=plugin.display_name(language),
         color=color_of(plugin.id),
         uid=f"plugins/{plugin.id}@{domain}",
         plugins=(plugin,),

@@ -19,7 +19,8 @@ from almanac.platform.publishing.models import PortalUpload, UploadState
 from almanac.platform.publishing.notices import tell_managers
 from almanac.platform.publishing.roles import require_manager, require_member, who
 from almanac.platform.publishing.upload_states import move
-from almanac.platform.store import plugins as store
+from almanac.platform.store import moves
+from almanac.platform.store.history import RecordedMove, log_move, plugin_moves
 from almanac.platform.store.models import StoreListing
 from almanac.platform.store.tables import plugins
 
@@ -151,7 +152,7 @@ def unpublish(
     if listing.listed:
         listing.listed = False
         db.flush()
-        store.log_move(db.connection(), plugin_id, "unpublish", who(actor, agent_name), now)
+        log_move(db.connection(), plugin_id, "unpublish", who(actor, agent_name), now)
     return listing_view(db, listing)
 
 
@@ -179,7 +180,7 @@ def relist(
     if not listing.listed:
         listing.listed = True
         db.flush()
-        store.log_move(db.connection(), plugin_id, "relist", who(actor, agent_name), now)
+        log_move(db.connection(), plugin_id, "relist", who(actor, agent_name), now)
     return listing_view(db, listing)
 
 
@@ -226,7 +227,7 @@ def retire(
         upload.withdrawn_at = now
         withdrawn.append(upload.id)
     db.flush()
-    store.retire(db.connection(), plugin_id, by=actor.email, now=now)
+    moves.retire(db.connection(), plugin_id, by=actor.email, now=now)
     retire_id(db, plugin_id, actor.email, now)
     body = (
         f"{actor.email} retired the plug-in {plugin_id} on {now:%Y-%m-%d %H:%M} UTC.\n\n"
@@ -255,12 +256,10 @@ def retire(
 
 def listing_history(
     db: Session, organization_id: int, viewer: Account, plugin_id: str
-) -> list[store.RecordedMove]:
+) -> list[RecordedMove]:
     """Every move acting on the plug-in's listing, oldest first, with who made it (members)."""
     require_member(db, organization_id, viewer)
     _listing(db, organization_id, plugin_id)
     return [
-        move
-        for move in store.plugin_moves(db.connection(), plugin_id)
-        if move.action in LISTING_MOVES
+        move for move in plugin_moves(db.connection(), plugin_id) if move.action in LISTING_MOVES
     ]

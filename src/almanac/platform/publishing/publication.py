@@ -26,8 +26,10 @@ from almanac.platform.publishing.roles import require_manager, who
 from almanac.platform.publishing.upload_states import move
 from almanac.platform.publishing.uploads import ICON_FILE, LISTING_FILE, UploadView, upload_row
 from almanac.platform.publishing.uploads import upload_view as _upload_view
-from almanac.platform.store import plugins as store
+from almanac.platform.store import moves
+from almanac.platform.store.history import log_move
 from almanac.platform.store.models import StoreListing
+from almanac.platform.store.plugins import plugin_status
 from almanac.platform.store.tables import plugins
 
 log = logging.getLogger(__name__)
@@ -90,11 +92,11 @@ def publish_approved(db: Session, upload: PortalUpload, by: str, now: datetime) 
         now=now,
         publisher_organization_id=upload.organization_id,
     )
-    status = store.plugin_status(conn, upload.plugin_id)
+    status = plugin_status(conn, upload.plugin_id)
     if status.approved_version_id != registered.version_id:
         # The person who approved this code is the reviewer: the host's history says so, and
         # the publisher (`by`) is named on the registration and the publish move.
-        store.approve(
+        moves.approve(
             conn, upload.plugin_id, digest_shown=code.digest, by=decision.reviewer, now=now
         )
     for earlier in db.scalars(
@@ -124,7 +126,7 @@ def publish_approved(db: Session, upload: PortalUpload, by: str, now: datetime) 
     listing.category = None if listing_doc is None else listing_doc.get("category")
     listing.published_at = now
     db.flush()
-    store.log_move(
+    log_move(
         conn,
         upload.plugin_id,
         "publish",

@@ -23,12 +23,12 @@ from almanac.platform.audience.visibility import (
     visible_plugins,
 )
 from almanac.platform.contract.listing import CATEGORIES
+from almanac.platform.contract.names import pick_name
 from almanac.platform.contract.pack import read_pack
 from almanac.platform.publishing.domains import DomainStatus, current_domain
 from almanac.platform.publishing.listings import ListingView, listing_view
 from almanac.platform.publishing.models import PortalUpload
 from almanac.platform.publishing.uploads import RECORDS_FILE
-from almanac.platform.reader.names import pick_name
 from almanac.platform.reader.render import Day, render_days
 from almanac.platform.reader.words import schedule_words
 from almanac.platform.store.installable import in_store_clause
@@ -97,7 +97,7 @@ def _names(value: Any) -> list[str]:
 
 def _haystack(listing: Mapping[str, Any], readable: ReadablePlugin, domain: str | None) -> str:
     parts = [readable.id, domain or "", str(listing.get("category", ""))]
-    parts += _names(readable.manifest_doc.get("name"))
+    parts += _names(readable.names)
     parts += _names(listing.get("tagline")) + _names(listing.get("description"))
     parts += [k for k in listing.get("keywords", []) if isinstance(k, str)]
     return " ".join(parts).casefold()
@@ -111,7 +111,7 @@ def _entry(
     installed: bool,
 ) -> StoreEntry:
     doc = listing.listing or {}
-    name = pick_name(readable.manifest_doc.get("name"), language) or readable.id
+    name = readable.display_name(language)
     return StoreEntry(
         plugin_id=readable.id,
         name=name,

@@ -1,7 +1,6 @@
 """What a reader sees (spec "Reader presentation rules"): the rendered day rows the reader API
 serves, the same rows as the tool's `renderDays`."""
 
-from almanac.platform.reader.names import pick_name
 from almanac.platform.reader.numbers import change_of, two_decimals
 from almanac.platform.reader.records import from_stored
 from almanac.platform.reader.render import (
@@ -25,7 +24,6 @@ __all__ = [
     "attribution_of",
     "change_of",
     "from_stored",
-    "pick_name",
     "render_days",
     "row_words",
     "spoken",

@@ -47,8 +47,8 @@ from datetime import date, timedelta
 from typing import Any, Literal, TypedDict
 
 from almanac.platform.contract.manifest import Manifest, Series
+from almanac.platform.contract.names import pick_name
 from almanac.platform.contract.rules import parse_date
-from almanac.platform.reader.names import pick_name
 from almanac.platform.reader.numbers import Change, change_of, is_number, two_decimals
 from almanac.platform.reader.words import WORDS, spoken
 
@@ -152,8 +152,7 @@ def render_days(
     if status not in STATUSES:
         raise RenderRequestError(f"status {status!r} is not one of {', '.join(STATUSES)}")
     reading = _Reading(manifest, kept, records, reader_today, language)
-    name = pick_name(manifest.name, language)
-    section_name = manifest.id if name is None else name
+    section_name = manifest.display_name(language)
     days: list[Day] = []
     for offset in range((last - first).days + 1):
         day = (first + timedelta(days=offset)).isoformat()

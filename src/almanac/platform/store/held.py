@@ -6,7 +6,8 @@ from datetime import datetime
 
 from sqlalchemy import Connection, delete, insert, select, update
 
-from almanac.platform.store.plugins import lock_plugin, log_move, mark_records_changed
+from almanac.platform.store.history import log_move
+from almanac.platform.store.plugins import lock_plugin, mark_records_changed
 from almanac.platform.store.tables import held_series, plugins, records, revisions
 from almanac.platform.store.write import MISSES_TO_WITHDRAW
 

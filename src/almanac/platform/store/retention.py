@@ -9,7 +9,8 @@ from datetime import datetime
 
 from sqlalchemy import Connection, delete, func, select, update
 
-from almanac.platform.store.plugins import lock_plugin, log_move, mark_records_changed
+from almanac.platform.store.history import log_move
+from almanac.platform.store.plugins import lock_plugin, mark_records_changed
 from almanac.platform.store.tables import held_series, plugins, records, revisions
 
 

@@ -41,13 +41,9 @@ from almanac.platform.contract.identity import record_key
 from almanac.platform.contract.windows import snapshot_range
 from almanac.platform.lifecycle import RunTrigger, State
 from almanac.platform.store.engine import write_transaction
-from almanac.platform.store.plugins import (
-    RETRY_AFTER,
-    lock_plugin,
-    mark_records_changed,
-    record_run_outcome,
-    request_run,
-)
+from almanac.platform.store.moves import record_run_outcome
+from almanac.platform.store.plugins import lock_plugin, mark_records_changed
+from almanac.platform.store.run_requests import RETRY_AFTER, request_run
 from almanac.platform.store.tables import (
     held_series,
     plugins,

@@ -1,4 +1,5 @@
-"""Names in the reader's language (spec "Reader presentation rules" 2)."""
+"""Names objects (spec "Names": an object keyed by language code) and the one a reader sees in
+their language ("Reader presentation rules" 2)."""
 
 from __future__ import annotations
 
