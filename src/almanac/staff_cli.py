@@ -14,10 +14,10 @@ from sqlalchemy import Engine, make_url
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session
 
-from almanac.platform.accounts.errors import AccountError
 from almanac.platform.accounts.identity import find_account
 from almanac.platform.accounts.models import StaffRole
 from almanac.platform.accounts.staff import grant_staff_role, revoke_staff_role
+from almanac.platform.errors import Refusal
 from almanac.platform.store.engine import writing
 
 
@@ -112,7 +112,7 @@ def run_staff_command(
                 revoke_staff_role(db, account.id, role, now)
                 db.commit()
                 print(f"{account.email} is no longer {role}")
-    except AccountError as exc:
+    except Refusal as exc:
         print(f"almanac: {exc.detail}", file=sys.stderr)
         return 1
     except SQLAlchemyError as exc:

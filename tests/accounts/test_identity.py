@@ -33,12 +33,12 @@ def test_an_address_is_one_account_whatever_its_case(db, passwords, clock):
 
 @pytest.mark.parametrize("address", ["not-an-address", "a@b", "ada@@example.org", ""])
 def test_sign_up_refuses_what_is_not_an_address(db, passwords, clock, address):
-    with pytest.raises(accounts.InvalidInput, match="email"):
+    with pytest.raises(accounts.Invalid, match="email"):
         accounts.sign_up(db, address, PASSWORD, passwords, clock())
 
 
 def test_sign_up_refuses_a_short_password(db, passwords, clock):
-    with pytest.raises(accounts.InvalidInput, match="password"):
+    with pytest.raises(accounts.Invalid, match="password"):
         accounts.sign_up(db, "ada@example.org", "short", passwords, clock())
 
 

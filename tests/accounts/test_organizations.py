@@ -115,7 +115,7 @@ def test_owners_and_admins_need_a_verified_address(db, passwords, clock, team):
 
 def test_unknown_roles_and_people_are_refused(db, clock, team):
     org, p = team
-    with pytest.raises(accounts.InvalidInput, match="role"):
+    with pytest.raises(accounts.Invalid, match="role"):
         accounts.add_member(db, org.id, p["ada"], "out@example.org", "boss", clock())
     with pytest.raises(accounts.NotFound, match="sign up"):
         accounts.add_member(db, org.id, p["ada"], "nobody@example.org", "member", clock())

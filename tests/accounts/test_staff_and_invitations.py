@@ -21,7 +21,7 @@ def test_staff_roles_are_granted_once_and_revoked(db, passwords, clock):
     assert accounts.staff_roles(db, ada) == set()
     with pytest.raises(accounts.NotFound):
         accounts.revoke_staff_role(db, ada.id, "operator", clock())
-    with pytest.raises(accounts.InvalidInput):
+    with pytest.raises(accounts.Invalid):
         accounts.grant_staff_role(db, "ada@example.org", "king", clock())
     with pytest.raises(accounts.NotFound):
         accounts.grant_staff_role(db, "nobody@example.org", "reviewer", clock())
@@ -67,7 +67,7 @@ def test_at_most_5_requests_a_day_per_address(db, clock):
     ],
 )
 def test_a_request_needs_a_domain_name(db, clock, domain, reason):
-    with pytest.raises(accounts.InvalidInput, match=reason):
+    with pytest.raises(accounts.Invalid, match=reason):
         ask(db, clock, domain=domain)
 
 

@@ -53,5 +53,5 @@ def test_nobody_revokes_another_account_s_token(db, passwords, clock):
 @pytest.mark.parametrize("name", ["", "   ", "x" * 101])
 def test_a_token_needs_a_name_of_1_to_100_characters(db, passwords, clock, name):
     ada = person(db, passwords, "ada@example.org", clock())
-    with pytest.raises(accounts.InvalidInput, match="name"):
+    with pytest.raises(accounts.Invalid, match="name"):
         accounts.create_token(db, ada, name, clock())

@@ -8,7 +8,7 @@ from datetime import date
 import pytest
 
 from almanac.api.redact import redact_query
-from almanac.platform.accounts import InvalidInput
+from almanac.platform.accounts import Invalid
 from almanac.platform.feeds import etag_matches, window_of
 
 
@@ -21,7 +21,7 @@ def test_the_window_is_62_days_back_and_366_ahead_by_default() -> None:
     )
     assert window_of(date(2026, 3, 1), 0, 0).first == window_of(date(2026, 3, 1), 0, 0).last
     for past, ahead in ((-1, 0), (0, -1), (732, 0), (0, 732)):
-        with pytest.raises(InvalidInput):
+        with pytest.raises(Invalid):
             window_of(date(2026, 3, 1), past, ahead)
 
 

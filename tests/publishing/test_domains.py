@@ -9,7 +9,7 @@ import pytest
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from almanac.platform.accounts import AccountError, Conflict
+from almanac.platform.accounts import Conflict, Refusal
 from almanac.platform.publishing import domains
 from almanac.platform.publishing.domain_names import claimable_domain
 from almanac.platform.publishing.models import CheckKind, DomainCheck, DomainState, ProofWay
@@ -41,7 +41,7 @@ REFUSED = [
 
 @pytest.mark.parametrize(("domain", "code"), REFUSED)
 def test_refused_domain_forms_name_their_rule(domain: str, code: str) -> None:
-    with pytest.raises(AccountError) as refused:
+    with pytest.raises(Refusal) as refused:
         claimable_domain(domain)
     assert refused.value.code == code
     assert "domain" in refused.value.detail
@@ -80,16 +80,16 @@ def test_only_owners_and_admins_with_verified_e_mail_name_and_check(
     db: Session, passwords, clock, world: ProofWorld
 ) -> None:
     org = organization(db, passwords, clock())
-    with pytest.raises(AccountError) as refused:
+    with pytest.raises(Refusal) as refused:
         domains.name_domain(db, org.id, org.member, "examplebank.org", clock())
     assert refused.value.code == "FORBIDDEN"
     outsider = person(db, passwords, "outsider@example.org", clock())
-    with pytest.raises(AccountError) as hidden:
+    with pytest.raises(Refusal) as hidden:
         domains.name_domain(db, org.id, outsider, "examplebank.org", clock())
     assert hidden.value.code == "NOT-FOUND"
     domains.name_domain(db, org.id, org.owner, "examplebank.org", clock())
     db.commit()
-    with pytest.raises(AccountError) as not_manager:
+    with pytest.raises(Refusal) as not_manager:
         domains.check_now(db, org.id, org.member, world.prover(), clock())
     assert not_manager.value.code == "FORBIDDEN"
 

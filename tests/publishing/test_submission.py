@@ -26,6 +26,7 @@ from almanac.platform.publishing.models import Attestation, DomainClaim, DomainS
 from almanac.platform.publishing.review import review_completeness
 from tests.api.conftest import Api, assert_problem
 from tests.api.test_host import UK, folder_files, zip_of
+from tests.pages.test_page_security import token_of
 from tests.publishing.test_uploads import (  # noqa: F401  (fixture)
     Publisher,
     new_org,
@@ -292,3 +293,17 @@ def test_submit_on_the_embedded_sqlite_default(sqlite_api: Api) -> None:  # noqa
     done = submit(pub, made)
     assert done.status_code == 200, done.text
     assert done.json()["upload"]["state"] == "in_review"
+
+
+def test_the_submit_page_is_refused_with_the_apis_status_and_every_reason(pub: Publisher) -> None:
+    """The page's refusal of a submit comes from the same table as the API's (409), with the
+    code SUBMIT-REFUSED and each condition not met after its sentence."""
+    made = send(pub, files_with())
+    page = f"/portal/{pub.org}/uploads/{made['id']}"
+    refused = pub.owner.post(f"{page}/submit", data={"csrf_token": token_of(pub.owner, page)})
+    assert refused.status_code == 409, refused.text
+    assert "<code>SUBMIT-REFUSED</code>" in refused.text
+    sentence = f"upload {made['id']} may not be submitted yet"
+    assert sentence in refused.text
+    for reason in ("SUBMIT-CHECKS-NOT-PASSED", "SUBMIT-ATTESTATION-MISSING", "DOMAIN-NOT-VERIFIED"):
+        assert f"{reason}: " in refused.text

@@ -26,7 +26,7 @@ from almanac.platform.store.history import plugin_moves
 from almanac.platform.store.moves import UnknownVersion
 from almanac.platform.store.plugins import plugin_status
 from almanac.platform.store.reading import last_runs
-from almanac.platform.store.retention import PurgeRefused, purge
+from almanac.platform.store.retention import PurgeNotConfirmed, PurgeNotOffered, purge
 from almanac.platform.store.run_requests import OpenRunRequest, open_run_requests, take_run_request
 from almanac.platform.store.versions import approved_code
 
@@ -216,14 +216,14 @@ def test_purge(fresh: Plug) -> None:
     fresh.ready()
     fresh.write([value("2026-11-01", 1), value("2026-11-02", 1)])
     fresh.write([value("2026-11-01", 2), value("2026-11-02", 1)])
-    with write_transaction(fresh.engine) as conn, pytest.raises(PurgeRefused, match="'yes'"):
+    with write_transaction(fresh.engine) as conn, pytest.raises(PurgeNotOffered, match="'yes'"):
         purge(conn, fresh.id, typed_id=fresh.id, dry_run=True, by="host", now=fresh.now())
     act(fresh, "record_retain_answer", answer="no")
     with write_transaction(fresh.engine) as conn:
         count = purge(conn, fresh.id, typed_id=None, dry_run=True, by="host", now=fresh.now())
     assert (count.records, count.revisions, count.removed) == (2, 1, False)
     assert len(stored(fresh)) == 2
-    with write_transaction(fresh.engine) as conn, pytest.raises(PurgeRefused, match="type"):
+    with write_transaction(fresh.engine) as conn, pytest.raises(PurgeNotConfirmed, match="type"):
         purge(conn, fresh.id, typed_id="other", dry_run=False, by="host", now=fresh.now())
     assert len(stored(fresh)) == 2
     with write_transaction(fresh.engine) as conn:

@@ -18,24 +18,33 @@ from sqlalchemy.exc import DBAPIError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from almanac.platform import accounts
+from almanac.platform import errors
 from almanac.platform.contract.problems import CATALOG, Problem, docs_link
 
 log = logging.getLogger(__name__)
 
 PROBLEM_JSON = "application/problem+json"
 
-ACCOUNT_STATUS: dict[type[accounts.AccountError], int] = {
-    accounts.InvalidInput: 422,
-    accounts.AuthenticationFailed: 401,
-    accounts.NotAuthenticated: 401,
-    accounts.EmailUnverified: 403,
-    accounts.Forbidden: 403,
-    accounts.NotFound: 404,
-    accounts.Conflict: 409,
-    accounts.VerificationInvalid: 400,
-    accounts.RateLimited: 429,
+REFUSAL_STATUS: dict[type[errors.Refusal], int] = {
+    errors.Malformed: 400,
+    errors.Unauthenticated: 401,
+    errors.Forbidden: 403,
+    errors.NotFound: 404,
+    errors.Conflict: 409,
+    errors.TooLarge: 413,
+    errors.Invalid: 422,
+    errors.RateLimited: 429,
 }
+"""The status of each kind of refusal (`almanac.platform.errors`), for the API's problems and
+the pages alike (DECISIONS 6: 404 unknown, 409 state conflict, 413 too large, 422 refused)."""
+
+
+def status_of(refusal: errors.Refusal) -> int:
+    """The status of a refusal's kind: the first kind in its class's order of bases, so a
+    refusal of two kinds (`LocalNotApprovable`, a transition refused for its input) answers as
+    the kind it names first. A bare `Refusal` is refused input."""
+    return next((REFUSAL_STATUS[k] for k in type(refusal).__mro__ if k in REFUSAL_STATUS), 422)
+
 
 _STATUS_CODE = {
     400: "REQUEST-MALFORMED",
@@ -114,10 +123,11 @@ def install_problem_handlers(app: FastAPI) -> None:
             request, exc.status, exc.code, exc.detail, exc.findings, exc.headers
         )
 
-    @app.exception_handler(accounts.AccountError)
-    async def _account(request: Request, exc: accounts.AccountError) -> JSONResponse:
-        status = next((s for kind, s in ACCOUNT_STATUS.items() if isinstance(exc, kind)), 422)
-        return problem_response(request, status, exc.code, exc.detail, headers=retry_after(exc))
+    @app.exception_handler(errors.Refusal)
+    async def _refusal(request: Request, exc: errors.Refusal) -> JSONResponse:
+        return problem_response(
+            request, status_of(exc), exc.code, exc.detail, exc.findings, retry_after(exc)
+        )
 
     @app.exception_handler(RequestValidationError)
     async def _invalid(request: Request, exc: RequestValidationError) -> JSONResponse:

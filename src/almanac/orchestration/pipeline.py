@@ -28,7 +28,7 @@ from almanac.platform.contract.digest import digest_of_files
 from almanac.platform.contract.manifest import Manifest, parse_manifest
 from almanac.platform.contract.records import check_batch
 from almanac.platform.lifecycle import RunTrigger
-from almanac.platform.store.plugins import plugin_status
+from almanac.platform.store.plugins import UnknownPlugin, plugin_status
 from almanac.platform.store.reading import series_state
 from almanac.platform.store.versions import ApprovedCode, approved_code
 from almanac.platform.store.write import (
@@ -132,7 +132,7 @@ class RunPipeline:
         with self.engine.connect() as conn:
             try:
                 status = plugin_status(conn, plugin_id)
-            except LookupError as exc:
+            except UnknownPlugin as exc:
                 raise NotRunnable(str(exc)) from exc
             if status.taken_down:
                 raise NotRunnable(f"plug-in {plugin_id} is taken down; it does not run")
@@ -326,7 +326,7 @@ class RunPipeline:
         with self.engine.connect() as conn:
             try:
                 code = approved_code(conn, request.plugin_id)
-            except LookupError:
+            except UnknownPlugin:
                 return None
         now = self.clock()
         facts = RunFacts(

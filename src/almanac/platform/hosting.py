@@ -15,6 +15,7 @@ from almanac.platform.contract.manifest import Manifest, parse_manifest
 from almanac.platform.contract.pack import CodeRefused, PluginCode
 from almanac.platform.contract.problems import Problem
 from almanac.platform.contract.updates import compare_manifests
+from almanac.platform.errors import Conflict, Invalid
 from almanac.platform.lifecycle import State
 from almanac.platform.store import moves
 from almanac.platform.store.plugins import plugin_status
@@ -22,25 +23,33 @@ from almanac.platform.store.tables import plugins, versions
 from almanac.platform.store.versions import register_version, version_detail
 
 
-class UnknownOrganization(LookupError):
-    """No organization has the id given as publisher."""
+class UnknownOrganization(Invalid):
+    """No organization has the id given as publisher: the input names none."""
 
 
-class IdTaken(Exception):
-    """Another publisher has the id (PLG-ID-TAKEN)."""
+class IdTaken(Conflict):
+    """Another publisher has the id."""
+
+    code = "PLG-ID-TAKEN"
 
 
-class VersionReused(Exception):
-    """The same version number with different code (PLG-VERSION-REUSED)."""
+class VersionReused(Conflict):
+    """The same version number with different code."""
+
+    code = "PLG-VERSION-REUSED"
 
 
-class VersionNotGreater(Exception):
-    """New code whose version does not exceed every version kept (PLG-VERSION-NOT-GREATER)."""
+class VersionNotGreater(Conflict):
+    """New code whose version does not exceed every version kept."""
+
+    code = "PLG-VERSION-NOT-GREATER"
 
 
-class VersionKept(Exception):
-    """The code of a kept version other than the current one (PLG-VERSION-KEPT): it comes back
-    only by the host's explicit roll back, never by registering it again."""
+class VersionKept(Conflict):
+    """The code of a kept version other than the current one: it comes back only by the
+    host's explicit roll back, never by registering it again."""
+
+    code = "PLG-VERSION-KEPT"
 
 
 def _version_key(version: str) -> tuple[int, ...]:

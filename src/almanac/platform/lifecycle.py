@@ -14,6 +14,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import StrEnum
 
+from almanac.platform.errors import Conflict
+
 
 class State(StrEnum):
     PENDING = "pending"
@@ -47,22 +49,30 @@ class RunTrigger(StrEnum):
     BACKFILL = "backfill"
 
 
-class TransitionRefused(Exception):
+class TransitionRefused(Conflict):
     """The trigger is not allowed from this state, or its condition does not hold."""
+
+    code = "STATE-CONFLICT"
 
 
 class DigestChanged(TransitionRefused):
     """Approval refused: the digest the page showed is an earlier version's, so the files
     changed since the page was shown."""
 
+    code = "DIGEST-CHANGED"
+
 
 class DigestNotCurrent(TransitionRefused):
     """Approval refused: the digest given was never a digest of this plug-in's code, so it is
     not the current version's either."""
 
+    code = "DIGEST-NOT-CURRENT"
+
 
 class NeverApproved(TransitionRefused):
     """Roll back refused: the version was never approved, so it needs a review first."""
+
+    code = "ROLLBACK-NOT-APPROVED"
 
 
 @dataclass(frozen=True, slots=True)

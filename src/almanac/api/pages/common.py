@@ -26,9 +26,10 @@ from pydantic import ValidationError
 from starlette.datastructures import FormData
 
 from almanac.api.deps import SESSION_COOKIE, Db, Now
-from almanac.api.problems import ProblemError, retry_after
+from almanac.api.problems import ProblemError, retry_after, status_of
 from almanac.platform import accounts
 from almanac.platform.accounts import Account, StaffRole
+from almanac.platform.errors import Refusal
 
 HERE = Path(__file__).resolve().parent
 TEMPLATES = HERE / "templates"
@@ -245,18 +246,26 @@ def field_of(message: str, fields: tuple[str, ...]) -> str | None:
     return named if named in fields else None
 
 
+def _sentence(refusal: Refusal) -> str:
+    """The refusal's sentence; when its findings are its reasons rather than its own finding
+    (a submit's conditions not met, none of which is SUBMIT-REFUSED), each reason after it."""
+    if not refusal.findings or any(p.code == refusal.code for p in refusal.findings):
+        return refusal.detail
+    reasons = "; ".join(f"{p.code}: {p.message}" for p in refusal.findings)
+    return f"{refusal.detail}. {reasons}"
+
+
 @contextmanager
 def refusals() -> Iterator[None]:
-    """The API's refusals (account rules, problems) raised as `PageRefused`, so that a page
-    says the same sentence the API's problem carries."""
-    from almanac.api.problems import ACCOUNT_STATUS
-
+    """The API's refusals (the domain's, problems) raised as `PageRefused`, with the status
+    of the API's own table, so that a page says the same sentence the API's problem carries;
+    a submit's reasons follow it."""
     try:
         yield
-    except accounts.AccountError as error:
-        status = next((s for kind, s in ACCOUNT_STATUS.items() if isinstance(error, kind)), 422)
-        seconds = getattr(error, "retry_after", None)
-        raise PageRefused(status, error.code, error.detail, seconds) from None
+    except Refusal as error:
+        raise PageRefused(
+            status_of(error), error.code, _sentence(error), error.retry_after
+        ) from None
     except ProblemError as error:
         raise PageRefused(error.status, error.code, error.detail) from None
     except ValidationError as error:

@@ -6,7 +6,8 @@ dry-run counts and the typed id, takedown and the shelf, the private reader list
 five runs, and a link to its asset in the Dagster UI).
 
 Each move calls exactly the store function the `/api/v1/host` route calls, with the form
-checked by the route's own input model, and refusals are the route's (`host.refusals`)."""
+checked by the route's own input model; refusals are the domain's, drawn by `refusals()` with
+the API's status table."""
 
 from __future__ import annotations
 
@@ -30,7 +31,6 @@ from almanac.api.pages.common import (
     render,
     text_field,
 )
-from almanac.api.routes import host as host_routes
 from almanac.api.routes.host_pages import plugin_page, summary, version_page
 from almanac.api.schemas import RowIdPath
 from almanac.api.schemas.host import (
@@ -167,7 +167,7 @@ def _plugin_context(
     db: Session, ctx: Context, plugin_id: str, version_id: int | None
 ) -> dict[str, object]:
     conn = db.connection()
-    with refusals(), host_routes.refusals():
+    with refusals():
         page = plugin_page(conn, plugin_id)
         shown_version = version_id or page.current_version_id
         version = (
@@ -213,7 +213,7 @@ def purge_page(
     request: Request, plugin_id: str, account: PageOperator, db: Db, now: Now
 ) -> Response:
     """The purge's dry run (what it would remove; removes nothing) and the typed-id form."""
-    with refusals(), host_routes.refusals():
+    with refusals():
         count = purge(
             db.connection(), plugin_id, typed_id=None, dry_run=True, by=account.email, now=now
         )
@@ -363,7 +363,7 @@ def make_move(
     if do is None:
         raise PageRefused(404, "NOT-FOUND", "there is no such move on this page")
     try:
-        with refusals(), host_routes.refusals():
+        with refusals():
             # The request's own transaction, begun with the write lock (deps.get_db).
             do(db.connection(), db, plugin_id, form, account.email, now)
             db.commit()

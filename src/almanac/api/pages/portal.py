@@ -29,7 +29,6 @@ from almanac.api.pages.common import (
     text_field,
 )
 from almanac.api.pages.documents import document_html
-from almanac.api.routes.portal import code_refusals
 from almanac.api.schemas import RowIdPath
 from almanac.api.schemas.portal import AgreementVersionPath, DomainIn, PluginIdIn, RetireIn
 from almanac.platform import accounts, agents, audience
@@ -272,7 +271,7 @@ async def upload(
     if not isinstance(sent, UploadFile):
         raise PageRefused(422, "REQUEST-INVALID", "archive: choose the pack (.zip) to upload")
     archive = await sent.read(MAX_ARCHIVE_BYTES * 2)
-    with refusals(), code_refusals():
+    with refusals():
         uploads.require_uploader(db, organization_id, account)
         answer = uploads.upload(
             db, organization_id, account, uploads.examine(archive, ctx.imports), now
@@ -345,7 +344,7 @@ def send_review(
         raise PageRefused(
             422, "PLG-REVIEW-INVALID", f"document: not JSON ({error.args[0]})"
         ) from None
-    with refusals(), code_refusals():
+    with refusals():
         submission.send_review_information(db, organization_id, account, upload_id, document, now)
     db.commit()
     return _to_upload(organization_id, upload_id, "review")
@@ -381,18 +380,14 @@ def submit(
 ) -> Response:
     """Submit; a refusal lists every reason on the page, as the API's SUBMIT-REFUSED does."""
     with refusals():
-        try:
-            submission.submit(
-                db,
-                organization_id,
-                account,
-                upload_id,
-                now,
-                publish_on_approval=form.get("publish_on_approval") == "yes",
-            )
-        except submission.SubmitRefused as refused:
-            lines = "; ".join(f"{p.code}: {p.message}" for p in refused.reasons)
-            raise PageRefused(409, "SUBMIT-REFUSED", f"Not submitted. {lines}") from None
+        submission.submit(
+            db,
+            organization_id,
+            account,
+            upload_id,
+            now,
+            publish_on_approval=form.get("publish_on_approval") == "yes",
+        )
     db.commit()
     return _to_upload(organization_id, upload_id, "submitted")
 
@@ -420,7 +415,7 @@ def upload_move(
     if move not in UPLOAD_MOVES:
         raise PageRefused(404, "NOT-FOUND", f"no move {move!r} for an upload")
     act, done = UPLOAD_MOVES[move]
-    with refusals(), code_refusals():
+    with refusals():
         act(db, organization_id, account, upload_id, now)
     db.commit()
     return _to_upload(organization_id, upload_id, done)

@@ -46,19 +46,13 @@ from almanac.api.schemas.host import (
     VersionOut,
 )
 from almanac.platform import hosting
-from almanac.platform.contract.pack import MAX_ARCHIVE_BYTES, CodeRefused, check_folder, check_pack
-from almanac.platform.lifecycle import (
-    DigestChanged,
-    DigestNotCurrent,
-    NeverApproved,
-    TransitionRefused,
-)
+from almanac.platform.contract.pack import MAX_ARCHIVE_BYTES, check_folder, check_pack
 from almanac.platform.publishing.check_queue import archive_of_folder, queue_version_checks
 from almanac.platform.store import moves
-from almanac.platform.store.held import NothingHeld, decide_held
-from almanac.platform.store.plugins import UnknownPlugin, all_plugins, plugin_status
+from almanac.platform.store.held import decide_held
+from almanac.platform.store.plugins import all_plugins, plugin_status
 from almanac.platform.store.reading import last_runs
-from almanac.platform.store.retention import PurgeNotConfirmed, PurgeNotOffered, purge
+from almanac.platform.store.retention import purge
 
 router = APIRouter(prefix="/host", tags=["host"])
 
@@ -66,58 +60,17 @@ PACK_BODY_LIMIT = 2 * MAX_ARCHIVE_BYTES
 """The body limit of the pack route: above the archive limit, so that an archive just over it
 is answered PLG-ZIP-TOO-LARGE rather than by the generic body limit."""
 
-_REFUSALS: tuple[tuple[type[Exception], int, str], ...] = (
-    (UnknownPlugin, 404, "NOT-FOUND"),
-    (DigestChanged, 409, "DIGEST-CHANGED"),
-    (DigestNotCurrent, 409, "DIGEST-NOT-CURRENT"),
-    (NeverApproved, 409, "ROLLBACK-NOT-APPROVED"),
-    (moves.LocalNotApprovable, 422, "PLG-LOCAL-NOT-APPROVED"),
-    (TransitionRefused, 409, "STATE-CONFLICT"),
-    (NothingHeld, 409, "NOTHING-HELD"),
-    (PurgeNotOffered, 409, "PURGE-NOT-OFFERED"),
-    (PurgeNotConfirmed, 422, "PLG-PURGE-CONFIRM"),
-    (moves.TakedownDigest, 409, "TAKEDOWN-DIGEST"),
-    (moves.TakedownRefused, 409, "STATE-CONFLICT"),
-    (hosting.IdTaken, 409, "PLG-ID-TAKEN"),
-    (hosting.VersionReused, 409, "PLG-VERSION-REUSED"),
-    (hosting.VersionNotGreater, 409, "PLG-VERSION-NOT-GREATER"),
-    (hosting.VersionKept, 409, "PLG-VERSION-KEPT"),
-    (hosting.UnknownOrganization, 422, "REQUEST-INVALID"),
-)
-
-
-@contextmanager
-def _refusals() -> Iterator[None]:
-    """Platform refusals answered as problems (DECISIONS 6: 404 unknown, 409 state conflict,
-    413 too large, 422 the contract refused it)."""
-    try:
-        yield
-    except CodeRefused as refused:
-        code = refused.code
-        status_code = 413 if code == "PLG-ZIP-TOO-LARGE" else 422
-        first = next(p for p in refused.problems if p.code == code)
-        raise ProblemError(status_code, code, first.message, refused.problems) from None
-    except tuple(kind for kind, _, _ in _REFUSALS) as error:
-        _, status_code, code = next(r for r in _REFUSALS if isinstance(error, r[0]))
-        raise ProblemError(status_code, code, str(error)) from None
-
-
-refusals = _refusals
-"""The host's refusals as problems, for the host pages that make the same moves."""
-
 
 @contextmanager
 def _write(db: Session) -> Iterator[Connection]:
     """The request's own transaction, committed when the block ends. It began with the store's
     write lock (see `deps.get_db`): a second transaction here would wait for this one."""
-    with _refusals():
-        yield db.connection()
-        db.commit()
+    yield db.connection()
+    db.commit()
 
 
 def _page_after(db: Session, plugin_id: str) -> HostPluginOut:
-    with _refusals():
-        return plugin_page(db.connection(), plugin_id)
+    return plugin_page(db.connection(), plugin_id)
 
 
 PACK_MEDIA_TYPE = "application/zip"
@@ -178,8 +131,7 @@ def register_pack(
     # transaction ends here: on the embedded default it holds the one write lock, which the
     # slow archive checks must not.
     db.commit()
-    with _refusals():
-        code = check_pack(archive)
+    code = check_pack(archive)
     with _write(db) as conn:
         done = hosting.register_code(
             conn,
@@ -205,8 +157,7 @@ def register_folder(
             422, "REQUEST-INVALID", "path: give the absolute path of a folder on the server"
         )
     db.commit()  # as register_pack: the slow checks hold no write lock
-    with _refusals():
-        code = check_folder(folder)
+    code = check_folder(folder)
     with _write(db) as conn:
         done = hosting.register_code(
             conn,
@@ -230,8 +181,7 @@ def list_plugins(operator: Operator, db: Db) -> list[PluginSummaryOut]:
 def show_plugin(plugin_id: str, operator: Operator, db: Db) -> HostPluginOut:
     """The plug-in page: state, flags, retain answer with the licence terms, versions, the last
     five runs with their reasons, held details and every move with who and when."""
-    with _refusals():
-        return plugin_page(db.connection(), plugin_id)
+    return plugin_page(db.connection(), plugin_id)
 
 
 @router.get("/plugins/{plugin_id}/versions/{version_id}", response_model=VersionOut)
@@ -240,8 +190,7 @@ def show_version(
 ) -> VersionOut:
     """One version: digest, manifest, covered files (path, size, SHA-256) and its checks (the
     manifest, and Versioning rule 4 against the approved version)."""
-    with _refusals():
-        return version_page(db.connection(), plugin_id, version_id, ctx.settings.base_url)
+    return version_page(db.connection(), plugin_id, version_id, ctx.settings.base_url)
 
 
 @router.get("/plugins/{plugin_id}/runs", response_model=list[RunOut])
@@ -249,8 +198,7 @@ def runs(plugin_id: str, operator: Operator, db: Db) -> list[RunOut]:
     """The last five runs, newest first, with their sources and, for a failed run, its reason
     ("The write" 2 and 4)."""
     conn = db.connection()
-    with _refusals():
-        plugin_status(conn, plugin_id)
+    plugin_status(conn, plugin_id)
     return [run_out(run) for run in last_runs(conn, plugin_id)]
 
 
@@ -357,10 +305,9 @@ def record_retention(
 def purge_dry_run(plugin_id: str, operator: Operator, db: Db, now: Now) -> PurgeOut:
     """The purge's dry run: how many records and revisions it would remove; removes nothing.
     Offered only while the retain answer is `no` (else 409 PURGE-NOT-OFFERED)."""
-    with _refusals():
-        count = purge(
-            db.connection(), plugin_id, typed_id=None, dry_run=True, by=operator.email, now=now
-        )
+    count = purge(
+        db.connection(), plugin_id, typed_id=None, dry_run=True, by=operator.email, now=now
+    )
     return PurgeOut(records=count.records, revisions=count.revisions, removed=count.removed)
 
 

@@ -13,8 +13,6 @@ checks answer at once; an organization's uploads are 404 to anyone outside it.""
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Body, Depends, Request, Response, status
@@ -48,7 +46,7 @@ from almanac.api.schemas.portal import (
 )
 from almanac.platform.accounts import Account
 from almanac.platform.agents import AgentAction
-from almanac.platform.contract.pack import MAX_ARCHIVE_BYTES, CodeRefused
+from almanac.platform.contract.pack import MAX_ARCHIVE_BYTES
 from almanac.platform.contract.problems import docs_link
 from almanac.platform.publishing import agreement, domains, gate, ids, submission, uploads
 from almanac.platform.publishing.agreement import Acceptance, AgreementVersion
@@ -297,18 +295,6 @@ async def _archive(request: Request) -> bytes:
     return await request.body()
 
 
-@contextmanager
-def code_refusals() -> Iterator[None]:
-    """A refused archive or code: 413 for PLG-ZIP-TOO-LARGE, else 422, with every finding."""
-    try:
-        yield
-    except CodeRefused as refused:
-        code = refused.code
-        status_code = 413 if code == "PLG-ZIP-TOO-LARGE" else 422
-        first = next(p for p in refused.problems if p.code == code)
-        raise ProblemError(status_code, code, first.message, refused.problems) from None
-
-
 def upload_out(found: uploads.UploadView, base_url: str) -> UploadOut:
     final = (CheckStatus.PASSED, CheckStatus.FAILED)
     decision = found.decision
@@ -395,11 +381,10 @@ def upload_version(
     # embedded default; the upload's own transaction follows.
     uploads.require_uploader(db, organization_id, actor.account)
     db.commit()
-    with code_refusals():
-        examined = uploads.examine(archive, ctx.imports)
-        answer = uploads.upload(
-            db, organization_id, actor.account, examined, now, agent_name=actor.agent_name
-        )
+    examined = uploads.examine(archive, ctx.imports)
+    answer = uploads.upload(
+        db, organization_id, actor.account, examined, now, agent_name=actor.agent_name
+    )
     db.commit()
     if not answer.created:
         response.status_code = status.HTTP_200_OK
@@ -459,8 +444,7 @@ def rerun_checks(
     now: Now,
 ) -> UploadOut:
     """Re-run the checks of an upload (owners and admins; PLG-QUOTA-CHECKING applies)."""
-    with code_refusals():
-        found = uploads.rerun_checks(db, organization_id, actor.account, upload_id, now)
+    found = uploads.rerun_checks(db, organization_id, actor.account, upload_id, now)
     db.commit()
     return upload_out(found, ctx.settings.base_url)
 
@@ -504,10 +488,9 @@ def send_review_information(
     takes the place of the upload's review.json; the checks run again (PLG-QUOTA-CHECKING
     applies). Refused: PLG-REVIEW-INVALID (422, every finding); STATE-CONFLICT for an upload
     withdrawn, in review or being checked."""
-    with code_refusals():
-        found = submission.send_review_information(
-            db, organization_id, actor.account, upload_id, document, now
-        )
+    found = submission.send_review_information(
+        db, organization_id, actor.account, upload_id, document, now
+    )
     db.commit()
     return upload_out(found, ctx.settings.base_url)
 
@@ -584,12 +567,9 @@ def submit_upload(
     approves it."""
     base_url = ctx.settings.base_url
     chosen = body is not None and body.publish_on_approval
-    try:
-        done = submission.submit(
-            db, organization_id, actor.account, upload_id, now, publish_on_approval=chosen
-        )
-    except submission.SubmitRefused as refused:
-        raise ProblemError(409, "SUBMIT-REFUSED", str(refused), refused.reasons) from None
+    done = submission.submit(
+        db, organization_id, actor.account, upload_id, now, publish_on_approval=chosen
+    )
     db.commit()
     return SubmittedOut(
         upload=upload_out(done.upload, base_url),

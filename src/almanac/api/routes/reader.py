@@ -23,7 +23,7 @@ from almanac.api.schemas.reader import (
     ReportOut,
 )
 from almanac.platform import audience
-from almanac.platform.accounts import InvalidInput
+from almanac.platform.accounts import Invalid
 from almanac.platform.audience import ReadablePlugin, Shown, compact_json
 from almanac.platform.audience.days import RawRecord
 from almanac.platform.store.installable import not_newly_installable
@@ -206,7 +206,7 @@ def records(
     """The plug-in's stored records dated `from`..`to` (at most 62 days), as they stand or as
     they stood at `as_of`, each with every content it had, oldest first."""
     if as_of is not None and as_of.tzinfo is None:
-        raise InvalidInput("as_of: give a moment with its time zone, such as 2026-06-01T12:00Z")
+        raise Invalid("as_of: give a moment with its time zone, such as 2026-06-01T12:00Z")
     found = audience.plugin_records(db, account, plugin_id, first=first, last=last, as_of=as_of)
     return JSONResponse(
         {

@@ -3,15 +3,9 @@ and their members; service staff roles; invitation requests. Free of FastAPI; ev
 comes in as `now`."""
 
 from almanac.platform.accounts.errors import (
-    AccountError,
     AuthenticationFailed,
-    Conflict,
     EmailUnverified,
-    Forbidden,
-    InvalidInput,
     NotAuthenticated,
-    NotFound,
-    RateLimited,
     VerificationInvalid,
 )
 from almanac.platform.accounts.identity import (
@@ -72,10 +66,10 @@ from almanac.platform.accounts.tokens import (
     revoke_token,
     token_account,
 )
+from almanac.platform.errors import Conflict, Forbidden, Invalid, NotFound, RateLimited, Refusal
 
 __all__ = [
     "Account",
-    "AccountError",
     "ApiToken",
     "Argon2Parameters",
     "AuthenticationFailed",
@@ -83,7 +77,7 @@ __all__ = [
     "EmailUnverified",
     "EmailVerification",
     "Forbidden",
-    "InvalidInput",
+    "Invalid",
     "InvitationRequest",
     "InvitationStatus",
     "Membership",
@@ -93,6 +87,7 @@ __all__ = [
     "OrganizationRole",
     "Passwords",
     "RateLimited",
+    "Refusal",
     "SignedIn",
     "StaffGrant",
     "StaffRole",

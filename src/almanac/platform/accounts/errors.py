@@ -1,56 +1,21 @@
-"""Refusals of the account rules. Each carries a catalog code; the API maps the kind to a status."""
+"""The account rules' own refusals, each of a kind of the tree in `almanac.platform.errors`."""
 
 from __future__ import annotations
 
-
-class AccountError(Exception):
-    """A rule refused the request; `code` is a problem catalog code, the message says why."""
-
-    code = "REQUEST-INVALID"
-
-    def __init__(self, message: str, *, code: str | None = None) -> None:
-        super().__init__(message)
-        if code is not None:
-            self.code = code
-
-    @property
-    def detail(self) -> str:
-        return str(self.args[0])
+from almanac.platform.errors import Forbidden, Malformed, Unauthenticated
 
 
-class InvalidInput(AccountError):
-    code = "REQUEST-INVALID"
-
-
-class AuthenticationFailed(AccountError):
+class AuthenticationFailed(Unauthenticated):
     code = "AUTH-FAILED"
 
 
-class NotAuthenticated(AccountError):
+class NotAuthenticated(Unauthenticated):
     code = "AUTH-REQUIRED"
 
 
-class EmailUnverified(AccountError):
+class EmailUnverified(Forbidden):
     code = "EMAIL-UNVERIFIED"
 
 
-class Forbidden(AccountError):
-    code = "FORBIDDEN"
-
-
-class NotFound(AccountError):
-    code = "NOT-FOUND"
-
-
-class Conflict(AccountError):
-    code = "ACCOUNT-EXISTS"
-
-
-class VerificationInvalid(AccountError):
+class VerificationInvalid(Malformed):
     code = "VERIFICATION-INVALID"
-
-
-class RateLimited(AccountError):
-    code = "RATE-LIMITED"
-    retry_after: int | None = None
-    """Seconds until the request may be made again, when known (the `Retry-After` header)."""

@@ -13,14 +13,13 @@ from sqlalchemy.orm import Session
 
 from almanac.platform.accounts.errors import (
     AuthenticationFailed,
-    Conflict,
-    InvalidInput,
     NotAuthenticated,
     VerificationInvalid,
 )
 from almanac.platform.accounts.models import Account, EmailVerification, WebSession
 from almanac.platform.accounts.passwords import Passwords
 from almanac.platform.accounts.secret import new_secret, secret_hash
+from almanac.platform.errors import Conflict, Invalid
 from almanac.platform.limits import (
     SIGN_IN_FAILURES_PER_ACCOUNT,
     SIGN_IN_FAILURES_PER_ADDRESS,
@@ -41,7 +40,7 @@ def normalize_email(address: str) -> tuple[str, str]:
     try:
         checked = validate_email(address.strip(), check_deliverability=False)
     except EmailNotValidError as exc:
-        raise InvalidInput(f"email: {exc}") from None
+        raise Invalid(f"email: {exc}") from None
     return checked.normalized, checked.normalized.lower()
 
 
@@ -126,7 +125,7 @@ def authenticate(db: Session, address: str, password: str, passwords: Passwords)
     slow password check holds no write lock (`rehashed_password` gives what to store)."""
     try:
         account = find_account(db, address)
-    except InvalidInput:
+    except Invalid:
         account = None
     if not passwords.verify(account.password_hash if account else None, password):
         raise AuthenticationFailed("the e-mail address or password is wrong")
@@ -163,7 +162,7 @@ def sign_in(
     holding the embedded default's write lock."""
     try:
         _, email_key = normalize_email(address)
-    except InvalidInput:
+    except Invalid:
         email_key = address.strip().lower()
     counted = count_attempt(
         db,

@@ -16,9 +16,9 @@ from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
-from almanac.platform.accounts.errors import InvalidInput
 from almanac.platform.accounts.identity import normalize_email
 from almanac.platform.accounts.models import InvitationRequest, InvitationStatus
+from almanac.platform.errors import Invalid
 from almanac.platform.limits import INVITATION_REQUESTS_PER_EMAIL, count_attempt
 
 log = logging.getLogger(__name__)
@@ -37,16 +37,16 @@ def normalize_domain(domain: str) -> str:
     except ValueError:
         pass
     else:
-        raise InvalidInput("domain: give a domain name, not an IP address")
+        raise Invalid("domain: give a domain name, not an IP address")
     try:
         name = name.encode("idna").decode("ascii")
     except UnicodeError:
-        raise InvalidInput("domain: not a valid domain name") from None
+        raise Invalid("domain: not a valid domain name") from None
     labels = name.split(".")
     if len(labels) < 2 or len(name) > 253 or not all(_LABEL.match(label) for label in labels):
-        raise InvalidInput("domain: give a domain name with a dot, such as example.org")
+        raise Invalid("domain: give a domain name with a dot, such as example.org")
     if labels[-1].isdigit():
-        raise InvalidInput("domain: the last label of a domain name is not a number")
+        raise Invalid("domain: the last label of a domain name is not a number")
     return name
 
 
@@ -60,9 +60,9 @@ def request_invitation(
     organization = organization.strip()
     note = note.strip()
     if not 1 <= len(organization) <= MAX_ORGANIZATION:
-        raise InvalidInput(f"organization: give 1 to {MAX_ORGANIZATION} characters")
+        raise Invalid(f"organization: give 1 to {MAX_ORGANIZATION} characters")
     if len(note) > MAX_NOTE:
-        raise InvalidInput(f"note: at most {MAX_NOTE} characters")
+        raise Invalid(f"note: at most {MAX_NOTE} characters")
     host = normalize_domain(domain)
     count_attempt(db, [(INVITATION_REQUESTS_PER_EMAIL, key)], now)
     row = InvitationRequest(

@@ -12,17 +12,12 @@ from datetime import datetime
 from sqlalchemy import ColumnElement, and_, select
 from sqlalchemy.orm import Session
 
-from almanac.platform.accounts.errors import (
-    Conflict,
-    EmailUnverified,
-    Forbidden,
-    InvalidInput,
-    NotFound,
-)
+from almanac.platform.accounts.errors import EmailUnverified
 from almanac.platform.accounts.identity import find_account
 from almanac.platform.accounts.models import Account, Membership, Organization
 from almanac.platform.accounts.models import OrganizationRole as Role
 from almanac.platform.accounts.tables import memberships
+from almanac.platform.errors import Conflict, Forbidden, Invalid, NotFound
 
 log = logging.getLogger(__name__)
 
@@ -52,7 +47,7 @@ def create_organization(
     _require_verified(creator, "create an organization")
     name = name.strip()
     if not 1 <= len(name) <= 200:
-        raise InvalidInput("name: give 1 to 200 characters")
+        raise Invalid("name: give 1 to 200 characters")
     org = Organization(
         name=name,
         domain=domain.strip().lower().rstrip(".") if domain else None,
@@ -132,9 +127,7 @@ def _parse_role(role: str) -> Role:
     try:
         return Role(role)
     except ValueError:
-        raise InvalidInput(
-            f"role: {role!r} is not one of {', '.join(r.value for r in Role)}"
-        ) from None
+        raise Invalid(f"role: {role!r} is not one of {', '.join(r.value for r in Role)}") from None
 
 
 def _check_grant(mine: Membership, target: Account, role: Role) -> None:

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from argon2 import PasswordHasher as _Argon2
 from argon2.exceptions import InvalidHashError, VerificationError
 
-from almanac.platform.accounts.errors import InvalidInput
+from almanac.platform.errors import Invalid
 
 MIN_PASSWORD_LENGTH = 10
 MAX_PASSWORD_LENGTH = 1024
@@ -59,6 +59,6 @@ class Passwords:
 def check_password_rules(password: str) -> None:
     """A password has 10 to 1024 characters (NIST SP 800-63B: length, no composition rules)."""
     if not MIN_PASSWORD_LENGTH <= len(password) <= MAX_PASSWORD_LENGTH:
-        raise InvalidInput(
+        raise Invalid(
             f"password must have {MIN_PASSWORD_LENGTH} to {MAX_PASSWORD_LENGTH} characters"
         )

@@ -11,9 +11,9 @@ from datetime import datetime
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from almanac.platform.accounts.errors import InvalidInput, NotFound
 from almanac.platform.accounts.identity import find_account
 from almanac.platform.accounts.models import Account, StaffGrant, StaffRole
+from almanac.platform.errors import Invalid, NotFound
 
 log = logging.getLogger(__name__)
 
@@ -22,7 +22,7 @@ def parse_staff_role(role: str) -> StaffRole:
     try:
         return StaffRole(role)
     except ValueError:
-        raise InvalidInput(
+        raise Invalid(
             f"role: {role!r} is not one of {', '.join(r.value for r in StaffRole)}"
         ) from None
 

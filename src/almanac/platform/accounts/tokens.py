@@ -10,9 +10,10 @@ from datetime import datetime
 from sqlalchemy import select, update
 from sqlalchemy.orm import Session
 
-from almanac.platform.accounts.errors import InvalidInput, NotAuthenticated, NotFound
+from almanac.platform.accounts.errors import NotAuthenticated
 from almanac.platform.accounts.models import Account, ApiToken
 from almanac.platform.accounts.secret import TOKEN_PREFIX, new_secret, secret_hash
+from almanac.platform.errors import Invalid, NotFound
 
 log = logging.getLogger(__name__)
 
@@ -32,7 +33,7 @@ def create_token(db: Session, account: Account, name: str, now: datetime) -> New
     """A new bearer token named `name` (1 to 100 characters) for `account`."""
     name = name.strip()
     if not 1 <= len(name) <= MAX_NAME_LENGTH:
-        raise InvalidInput(f"name: give 1 to {MAX_NAME_LENGTH} characters")
+        raise Invalid(f"name: give 1 to {MAX_NAME_LENGTH} characters")
     secret = new_secret(TOKEN_PREFIX)
     row = ApiToken(account_id=account.id, name=name, token_hash=secret_hash(secret), created_at=now)
     db.add(row)

@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import Enum, StrEnum
 
-from almanac.platform.accounts.errors import Forbidden
+from almanac.platform.errors import Forbidden
 
 
 class AgentForbidden(Forbidden):

@@ -23,12 +23,12 @@ from datetime import datetime, timedelta
 from sqlalchemy import delete, select
 from sqlalchemy.orm import Session
 
-from almanac.platform.accounts.errors import Conflict, Forbidden, NotFound
 from almanac.platform.accounts.models import Account, Membership
 from almanac.platform.accounts.organizations import MANAGERS
 from almanac.platform.accounts.secret import new_secret, secret_hash
 from almanac.platform.agents.models import DeviceCode, DeviceCodeState
 from almanac.platform.agents.tokens import NewAgentToken, issue_token
+from almanac.platform.errors import Conflict, Forbidden, NotFound
 from almanac.platform.publishing.roles import require_manager
 
 log = logging.getLogger(__name__)

@@ -13,12 +13,13 @@ from datetime import datetime
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from almanac.platform.accounts.errors import NotAuthenticated, NotFound
+from almanac.platform.accounts.errors import NotAuthenticated
 from almanac.platform.accounts.models import Account
 from almanac.platform.accounts.organizations import MANAGERS, current_membership
 from almanac.platform.accounts.secret import new_secret, secret_hash
 from almanac.platform.agents.access import AgentGrant
 from almanac.platform.agents.models import AgentToken, DeviceCode, RevokeReason
+from almanac.platform.errors import NotFound
 from almanac.platform.publishing.roles import require_manager
 
 log = logging.getLogger(__name__)

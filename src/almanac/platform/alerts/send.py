@@ -16,7 +16,6 @@ from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, sessionmaker
 
-from almanac.platform.accounts.errors import InvalidInput
 from almanac.platform.accounts.identity import normalize_email
 from almanac.platform.accounts.models import Account, StaffGrant, StaffRole
 from almanac.platform.alerts.facts import plugin_facts
@@ -32,6 +31,7 @@ from almanac.platform.alerts.rules import (
     causes_due,
     failed_source,
 )
+from almanac.platform.errors import Invalid
 from almanac.platform.mail import Mailer, MailError, MailMessage
 from almanac.platform.publishing.check_queue import NetworkOutage
 from almanac.platform.publishing.network import RETRY_WITHOUT_PROBE, Probe
@@ -95,13 +95,11 @@ def choose_recipients(
     for index, address in enumerate(addresses):
         try:
             written, key = normalize_email(address)
-        except InvalidInput as exc:
-            raise InvalidInput(
-                f"recipients[{index}]: {exc.detail.removeprefix('email: ')}"
-            ) from None
+        except Invalid as exc:
+            raise Invalid(f"recipients[{index}]: {exc.detail.removeprefix('email: ')}") from None
         folded.setdefault(key, written)
     if len(folded) > MAX_RECIPIENTS:
-        raise InvalidInput(f"recipients: {len(folded)} addresses; at most {MAX_RECIPIENTS}")
+        raise Invalid(f"recipients: {len(folded)} addresses; at most {MAX_RECIPIENTS}")
     chosen = list(folded.values())
     if row is None:
         db.add(AlertRecipients(id=SETTINGS_ROW, addresses=chosen, chosen_by=by, chosen_at=now))

@@ -32,7 +32,6 @@ from typing import Any, Generic, TypeVar
 from sqlalchemy import Connection, Row
 from sqlalchemy.orm import Session
 
-from almanac.platform.accounts.errors import InvalidInput
 from almanac.platform.accounts.models import Account
 from almanac.platform.audience.preferences import shown_of
 from almanac.platform.audience.visibility import (
@@ -42,6 +41,7 @@ from almanac.platform.audience.visibility import (
     visible_plugins,
 )
 from almanac.platform.contract.manifest import Series
+from almanac.platform.errors import Invalid
 from almanac.platform.reader import MAX_DAYS, Day, from_stored, render_days
 from almanac.platform.store.reading import (
     DayRecord,
@@ -74,10 +74,10 @@ def check_range(first: date, last: date) -> None:
     """REQUEST-INVALID when `to` is before `from`; READER-TOO-MANY-DAYS above 62 days. The
     message names the parameter."""
     if last < first:
-        raise InvalidInput(f"to: {last} is before from {first}")
+        raise Invalid(f"to: {last} is before from {first}")
     days = (last - first).days + 1
     if days > MAX_DAYS:
-        raise InvalidInput(
+        raise Invalid(
             f"to: from {first} to {last} is {days} days; at most {MAX_DAYS} at once",
             code="READER-TOO-MANY-DAYS",
         )
@@ -86,7 +86,7 @@ def check_range(first: date, last: date) -> None:
 def check_language(language: str) -> str:
     """A language code (two or three letters, optionally a region), else REQUEST-INVALID."""
     if not LANGUAGE.fullmatch(language) or len(language) > 35:
-        raise InvalidInput(f"language: {language!r} is not a language code such as en or es-DO")
+        raise Invalid(f"language: {language!r} is not a language code such as en or es-DO")
     return language
 
 

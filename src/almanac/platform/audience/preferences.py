@@ -17,7 +17,6 @@ from sqlalchemy import BindParameter, Integer, Table, bindparam, delete, select
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session
 
-from almanac.platform.accounts.errors import Conflict, Forbidden, InvalidInput, NotFound
 from almanac.platform.accounts.models import Account
 from almanac.platform.accounts.organizations import (
     MANAGERS,
@@ -34,6 +33,7 @@ from almanac.platform.audience.visibility import (
     readable_plugin,
     visible_plugins,
 )
+from almanac.platform.errors import Conflict, Forbidden, Invalid, NotFound
 from almanac.platform.store.installable import not_newly_installable
 
 SHOWN_KEY = re.compile(r"plugins\.([a-z][a-z0-9-]{1,47})\.shown")
@@ -117,9 +117,9 @@ def set_shown(
     for key, value in changes.items():
         found = SHOWN_KEY.fullmatch(key)
         if found is None:
-            raise InvalidInput(f"{key}: preferences are named plugins.<id>.shown")
+            raise Invalid(f"{key}: preferences are named plugins.<id>.shown")
         if value is not None and not isinstance(value, bool):
-            raise InvalidInput(f"{key}: give true, false or null")
+            raise Invalid(f"{key}: give true, false or null")
         wanted[found.group(1)] = value
     readable = {p.id: p for p in visible_plugins(db, account)}
     for plugin_id in wanted:

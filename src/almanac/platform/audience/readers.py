@@ -12,12 +12,12 @@ from datetime import datetime
 from sqlalchemy import delete, insert, select
 from sqlalchemy.orm import Session
 
-from almanac.platform.accounts.errors import Conflict, InvalidInput
 from almanac.platform.accounts.identity import normalize_email
 from almanac.platform.accounts.models import Organization
 from almanac.platform.audience.tables import reader_list_organizations as organizations
 from almanac.platform.audience.tables import reader_list_people as people
 from almanac.platform.audience.visibility import not_found
+from almanac.platform.errors import Conflict, Invalid
 from almanac.platform.store.plugins import UnknownPlugin, lock_plugin
 from almanac.platform.store.tables import moves, versions
 
@@ -48,11 +48,11 @@ def _folded(emails: Sequence[str]) -> dict[str, str]:
     folded: dict[str, str] = {}
     for index, address in enumerate(emails):
         if not isinstance(address, str):
-            raise InvalidInput(f"emails[{index}]: give an e-mail address")
+            raise Invalid(f"emails[{index}]: give an e-mail address")
         try:
             written, key = normalize_email(address)
-        except InvalidInput as exc:
-            raise InvalidInput(f"emails[{index}]: {exc.detail.removeprefix('email: ')}") from None
+        except Invalid as exc:
+            raise Invalid(f"emails[{index}]: {exc.detail.removeprefix('email: ')}") from None
         folded.setdefault(key, written)
     return folded
 
@@ -95,13 +95,13 @@ def set_reader_list(
         )
     folded = _folded(emails)
     if len(folded) > MAX_PEOPLE:
-        raise InvalidInput(
+        raise Invalid(
             f"emails: {len(folded)} people listed; a private plug-in has at most {MAX_PEOPLE}",
             code="READER-LIST-TOO-LONG",
         )
     wanted = sorted(set(organization_ids))
     if len(wanted) > MAX_ORGANIZATIONS:
-        raise InvalidInput(
+        raise Invalid(
             f"organizations: {len(wanted)} organizations listed; a private plug-in has at "
             f"most {MAX_ORGANIZATIONS}",
             code="READER-LIST-TOO-LONG",
@@ -109,7 +109,7 @@ def set_reader_list(
     known = set(db.scalars(select(Organization.id).where(Organization.id.in_(wanted))))
     unknown = [org for org in wanted if org not in known]
     if unknown:
-        raise InvalidInput(f"organizations: no organization {unknown[0]}")
+        raise Invalid(f"organizations: no organization {unknown[0]}")
 
     before = reader_list(db, plugin_id)
     before_keys = {normalize_email(e)[1] for e in before.emails}

@@ -10,13 +10,13 @@ from datetime import date, datetime
 from sqlalchemy import insert, select
 from sqlalchemy.orm import Session
 
-from almanac.platform.accounts.errors import Forbidden, InvalidInput, NotFound
 from almanac.platform.accounts.models import Account
 from almanac.platform.accounts.organizations import MANAGERS, current_membership
 from almanac.platform.accounts.staff import staff_roles
 from almanac.platform.audience.models import ReportCategory
 from almanac.platform.audience.tables import reports
 from almanac.platform.audience.visibility import not_found, readable_plugin
+from almanac.platform.errors import Forbidden, Invalid, NotFound
 from almanac.platform.store.tables import plugins
 
 NOTE_LENGTH = 2000
@@ -49,10 +49,10 @@ def file_report(
     readable_plugin(db, account, plugin_id)
     if category not in {c.value for c in ReportCategory}:
         allowed = ", ".join(c.value for c in ReportCategory)
-        raise InvalidInput(f"category: {category!r} is not one of {allowed}")
+        raise Invalid(f"category: {category!r} is not one of {allowed}")
     note = note.strip()
     if len(note) > NOTE_LENGTH:
-        raise InvalidInput(f"note: {len(note)} characters; at most {NOTE_LENGTH}")
+        raise Invalid(f"note: {len(note)} characters; at most {NOTE_LENGTH}")
     report_id = db.execute(
         insert(reports)
         .values(

@@ -32,7 +32,6 @@ from sqlalchemy import (
 )
 from sqlalchemy.orm import Session
 
-from almanac.platform.accounts.errors import NotFound
 from almanac.platform.accounts.models import Account
 from almanac.platform.accounts.organizations import in_audience_as_member
 from almanac.platform.accounts.tables import memberships
@@ -40,6 +39,7 @@ from almanac.platform.audience.tables import reader_list_organizations as listed
 from almanac.platform.audience.tables import reader_list_people as listed_people
 from almanac.platform.contract.manifest import Manifest, Names, parse_manifest
 from almanac.platform.contract.names import pick_name
+from almanac.platform.errors import NotFound
 from almanac.platform.lifecycle import State
 from almanac.platform.store.tables import plugins, versions
 

@@ -36,6 +36,7 @@ from almanac.platform.contract.digest import files_digest, link_problem, walk_fo
 from almanac.platform.contract.manifest import Manifest, parse_manifest
 from almanac.platform.contract.problems import Problem
 from almanac.platform.contract.rules import ID_PATTERN
+from almanac.platform.errors import Invalid, TooLarge
 
 MAX_ARCHIVE_BYTES = 8 * 1024 * 1024
 MAX_UNCOMPRESSED_BYTES = 32 * 1024 * 1024
@@ -63,15 +64,35 @@ _CHUNK = 64 * 1024
 _DRIVE = re.compile(r"^[A-Za-z]:")
 
 
-class CodeRefused(Exception):
-    """The archive or the code it holds is refused; `problems` are the findings, the first
-    error naming the code the answer carries."""
+TOO_LARGE = "PLG-ZIP-TOO-LARGE"
+
+
+def _first_error(problems: Sequence[Problem]) -> Problem:
+    return next((p for p in problems if p.severity == "error"), problems[0])
+
+
+class CodeRefused(Invalid):
+    """The archive or the code it holds is refused; `problems` (the `findings`) are everything
+    found, the first error naming the code the answer carries and its sentence. Refused for
+    an archive over the size limit, it is an `ArchiveTooLarge`, whatever else was found."""
+
+    def __new__(cls, problems: Sequence[Problem]) -> CodeRefused:
+        if cls is CodeRefused and _first_error(problems).code == TOO_LARGE:
+            cls = ArchiveTooLarge
+        return super().__new__(cls, problems)
 
     def __init__(self, problems: Sequence[Problem]) -> None:
         self.problems = list(problems)
-        errors = [p for p in self.problems if p.severity == "error"] or self.problems
-        self.code = errors[0].code
-        super().__init__(errors[0].message)
+        first = _first_error(self.problems)
+        super().__init__(first.message, code=first.code, findings=self.problems)
+
+    @property
+    def detail(self) -> str:
+        return next(p.message for p in self.problems if p.code == self.code)
+
+
+class ArchiveTooLarge(TooLarge, CodeRefused):
+    """The archive is over `MAX_ARCHIVE_BYTES` (PLG-ZIP-TOO-LARGE)."""
 
 
 def _refuse(code: str, message: str, path: str | None = None) -> CodeRefused:
@@ -139,7 +160,7 @@ def _find_end(data: bytes) -> int | None:
 def _central_directory(data: bytes) -> list[_Entry]:
     if len(data) > MAX_ARCHIVE_BYTES:
         raise _refuse(
-            "PLG-ZIP-TOO-LARGE",
+            TOO_LARGE,
             f"the archive is {len(data)} bytes; at most {MAX_ARCHIVE_BYTES} (8 MiB)",
         )
     if data[:4] in _SPANNED:

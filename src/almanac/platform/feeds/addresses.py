@@ -12,9 +12,9 @@ from datetime import datetime
 from sqlalchemy import select, update
 from sqlalchemy.orm import Session
 
-from almanac.platform.accounts.errors import NotFound
 from almanac.platform.accounts.models import Account
 from almanac.platform.accounts.secret import new_secret, secret_hash
+from almanac.platform.errors import NotFound
 from almanac.platform.feeds.models import ReaderFeed
 
 log = logging.getLogger(__name__)

@@ -27,10 +27,10 @@ from typing import Any, Literal
 
 from sqlalchemy.orm import Session
 
-from almanac.platform.accounts.errors import InvalidInput, NotFound
 from almanac.platform.audience import check_language, public_plugin, shown_plugins
 from almanac.platform.audience.days import DrawnDays, day_sources
 from almanac.platform.audience.visibility import ReadablePlugin
+from almanac.platform.errors import Invalid, NotFound
 from almanac.platform.feeds.addresses import feed_account
 from almanac.platform.feeds.calendar import (
     FEED_COLOR,
@@ -58,9 +58,9 @@ NO_PUBLIC_FEED = "no public calendar feed for this plug-in"
 def window_of(today: date, past: int = DEFAULT_PAST, ahead: int = DEFAULT_AHEAD) -> Window:
     """The days `today - past` .. `today + ahead`; REQUEST-INVALID outside 0..731."""
     if not 0 <= past <= MAX_PAST:
-        raise InvalidInput(f"past: give 0 to {MAX_PAST} days")
+        raise Invalid(f"past: give 0 to {MAX_PAST} days")
     if not 0 <= ahead <= MAX_AHEAD:
-        raise InvalidInput(f"ahead: give 0 to {MAX_AHEAD} days")
+        raise Invalid(f"ahead: give 0 to {MAX_AHEAD} days")
     return Window(today - timedelta(days=past), today + timedelta(days=ahead), today)
 
 

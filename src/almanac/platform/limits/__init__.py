@@ -28,7 +28,7 @@ from datetime import datetime, timedelta
 from sqlalchemy import delete, select, text
 from sqlalchemy.orm import Session
 
-from almanac.platform.accounts.errors import RateLimited
+from almanac.platform.errors import RateLimited
 from almanac.platform.limits.models import CountedAttempt
 
 

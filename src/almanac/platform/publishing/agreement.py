@@ -10,8 +10,8 @@ from importlib import resources
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from almanac.platform.accounts.errors import Conflict, InvalidInput, NotFound
 from almanac.platform.accounts.models import Account
+from almanac.platform.errors import Conflict, Invalid, NotFound
 from almanac.platform.publishing.models import AgreementAcceptance, PostedAgreementVersion
 from almanac.platform.publishing.roles import require_manager, require_member
 
@@ -99,12 +99,12 @@ def post_version(
     text = text.strip()
     changes = changes.strip()
     if not 1 <= len(text) <= MAX_TEXT:
-        raise InvalidInput(f"text: give the agreement's text, 1 to {MAX_TEXT} characters")
+        raise Invalid(f"text: give the agreement's text, 1 to {MAX_TEXT} characters")
     if not 1 <= len(changes) <= MAX_CHANGES:
-        raise InvalidInput(f"changes: say what changed, 1 to {MAX_CHANGES} characters")
+        raise Invalid(f"changes: say what changed, 1 to {MAX_CHANGES} characters")
     newest = agreement_versions(db)[-1]
     if effective_on <= newest.effective_on or effective_on < today_of(now):
-        raise InvalidInput(
+        raise Invalid(
             f"effective_on: {effective_on} must be today ({today_of(now)}) or later, and after "
             f"{newest.effective_on}, when version {newest.version} takes effect",
             code="AGREEMENT-EFFECTIVE-DATE",

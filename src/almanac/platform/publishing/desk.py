@@ -17,7 +17,6 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from almanac.platform.accounts.errors import Conflict, Forbidden, InvalidInput, NotFound
 from almanac.platform.accounts.models import (
     Account,
     Membership,
@@ -29,6 +28,7 @@ from almanac.platform.accounts.organizations import current_membership
 from almanac.platform.accounts.staff import has_staff_role
 from almanac.platform.contract.pack import read_pack
 from almanac.platform.contract.problems import Problem
+from almanac.platform.errors import Conflict, Forbidden, Invalid, NotFound
 from almanac.platform.mail import MailMessage
 from almanac.platform.publishing.decisions import (
     DecisionView,
@@ -390,11 +390,11 @@ def decide(
     row = _upload(db, upload_id)
     reason = reason.strip()
     if not reason:
-        raise InvalidInput("reason: give the reason for the decision")
+        raise Invalid("reason: give the reason for the decision")
     if len(reason) > REASON_MAX:
-        raise InvalidInput(f"reason: at most {REASON_MAX} characters")
+        raise Invalid(f"reason: at most {REASON_MAX} characters")
     if len(note) > NOTE_MAX:
-        raise InvalidInput(f"note: at most {NOTE_MAX} characters")
+        raise Invalid(f"note: at most {NOTE_MAX} characters")
     if row.state != UploadState.IN_REVIEW:
         raise Conflict(f"upload {row.id} is {row.state}, not in review", code="STATE-CONFLICT")
     current = reviewed_digest(db, row)

@@ -7,8 +7,8 @@ from functools import cache
 
 from publicsuffixlist import PublicSuffixList
 
-from almanac.platform.accounts.errors import InvalidInput
 from almanac.platform.accounts.invitations import normalize_domain
+from almanac.platform.errors import Invalid
 
 
 @cache
@@ -31,29 +31,29 @@ def claimable_domain(text: str) -> str:
     except ValueError:
         pass
     else:
-        raise InvalidInput(
+        raise Invalid(
             f"domain: {name!r} is an IP address; name a domain, such as example.org",
             code="DOMAIN-IP-ADDRESS",
         )
     if "." not in name:
-        raise InvalidInput(
+        raise Invalid(
             f"domain: {name!r} has no dot; name a whole domain, such as example.org",
             code="DOMAIN-NO-DOT",
         )
     try:
         name = normalize_domain(name)
-    except InvalidInput as refused:
-        raise InvalidInput(refused.detail, code="DOMAIN-INVALID") from None
+    except Invalid as refused:
+        raise Invalid(refused.detail, code="DOMAIN-INVALID") from None
     full, icann = _lists()
     if full.is_public(name):
-        raise InvalidInput(
+        raise Invalid(
             f"domain: {name} is a public suffix, under which anyone may register names; "
             "name your own domain below it",
             code="DOMAIN-PUBLIC-SUFFIX",
         )
     shared = full.publicsuffix(name)
     if shared != icann.publicsuffix(name):
-        raise InvalidInput(
+        raise Invalid(
             f"domain: {name} is a name on the shared hosting domain {shared}; name a domain "
             "of your own",
             code="DOMAIN-SHARED-HOSTING",

@@ -11,8 +11,8 @@ from sqlalchemy import func, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, sessionmaker
 
-from almanac.platform.accounts.errors import Conflict, NotFound
 from almanac.platform.accounts.models import Account, Organization
+from almanac.platform.errors import Conflict, NotFound
 from almanac.platform.limits import DOMAIN_CHECKS_PER_ORGANIZATION, count_attempt
 from almanac.platform.mail import Mailer, MailMessage, send_all
 from almanac.platform.publishing.domain_names import claimable_domain

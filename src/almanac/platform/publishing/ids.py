@@ -10,10 +10,10 @@ from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
-from almanac.platform.accounts.errors import Conflict, Forbidden, InvalidInput
 from almanac.platform.accounts.models import Account
 from almanac.platform.contract.manifest import is_reserved_id
 from almanac.platform.contract.rules import ID_PATTERN
+from almanac.platform.errors import Conflict, Forbidden, Invalid
 from almanac.platform.publishing.domains import current_domain
 from almanac.platform.publishing.models import BindingKind, PluginIdBinding
 from almanac.platform.publishing.roles import require_manager, require_member
@@ -64,13 +64,13 @@ def id_holder(db: Session, plugin_id: str) -> IdBinding | None:
 def check_id_form(plugin_id: str) -> None:
     """The id rule (PLG-MANIFEST-ID) and the reserved words (PLG-ID-RESERVED, DECISIONS 1)."""
     if not ID_PATTERN.fullmatch(plugin_id):
-        raise InvalidInput(
+        raise Invalid(
             f"id: {plugin_id[:60]!r} is not an id (2 to 48 lowercase letters, digits and "
             "hyphens, starting with a letter)",
             code="PLG-MANIFEST-ID",
         )
     if is_reserved_id(plugin_id):
-        raise InvalidInput(
+        raise Invalid(
             f"id: {plugin_id!r} is reserved for Almanac's own addresses", code="PLG-ID-RESERVED"
         )
 
@@ -150,7 +150,7 @@ def retire_id(db: Session, plugin_id: str, by: str, now: datetime) -> IdBinding:
     if row is None:
         holder = id_holder(db, plugin_id)
         if holder is None:
-            raise InvalidInput(f"id: nobody holds {plugin_id!r}; there is nothing to retire")
+            raise Invalid(f"id: nobody holds {plugin_id!r}; there is nothing to retire")
         row = PluginIdBinding(
             plugin_id=plugin_id,
             organization_id=holder.organization_id,

@@ -9,8 +9,8 @@ from datetime import datetime
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
-from almanac.platform.accounts.errors import Conflict, NotFound
 from almanac.platform.accounts.models import Account, InvitationRequest, InvitationStatus
+from almanac.platform.errors import Conflict, NotFound
 from almanac.platform.mail import Mailer, MailError, MailMessage
 from almanac.platform.publishing.models import Decision, InvitationDecision
 

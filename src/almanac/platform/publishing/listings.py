@@ -11,8 +11,8 @@ from datetime import datetime
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from almanac.platform.accounts.errors import Conflict, InvalidInput, NotFound
 from almanac.platform.accounts.models import Account
+from almanac.platform.errors import Conflict, Invalid, NotFound
 from almanac.platform.mail import MailMessage
 from almanac.platform.publishing.ids import retire_id
 from almanac.platform.publishing.models import PortalUpload, UploadState
@@ -208,7 +208,7 @@ def retire(
     require_manager(db, organization_id, actor, "retire plug-ins")
     listing = _listing(db, organization_id, plugin_id)
     if confirm != plugin_id:
-        raise InvalidInput(
+        raise Invalid(
             f"confirm: type the plug-in id {plugin_id!r} to retire it", code="PLG-RETIRE-CONFIRM"
         )
     if listing.retired_at is not None:

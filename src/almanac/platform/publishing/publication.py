@@ -11,9 +11,9 @@ from datetime import datetime
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from almanac.platform.accounts.errors import Conflict
 from almanac.platform.accounts.models import Account
 from almanac.platform.contract.pack import check_code, read_pack
+from almanac.platform.errors import Conflict
 from almanac.platform.hosting import register_code
 from almanac.platform.publishing.gate import reviewed_digest
 from almanac.platform.publishing.models import (

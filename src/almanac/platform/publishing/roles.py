@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from sqlalchemy.orm import Session
 
-from almanac.platform.accounts.errors import EmailUnverified, Forbidden
+from almanac.platform.accounts.errors import EmailUnverified
 from almanac.platform.accounts.models import Account, Membership
 from almanac.platform.accounts.models import OrganizationRole as Role
 from almanac.platform.accounts.organizations import (
@@ -13,6 +13,7 @@ from almanac.platform.accounts.organizations import (
     members,
     visible_organization,
 )
+from almanac.platform.errors import Forbidden
 
 
 def require_member(db: Session, organization_id: int, actor: Account) -> Membership:

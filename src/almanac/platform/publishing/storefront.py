@@ -13,7 +13,6 @@ from typing import Any
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
-from almanac.platform.accounts.errors import InvalidInput
 from almanac.platform.accounts.models import Account
 from almanac.platform.audience.preferences import set_shown, shown_key, shown_of
 from almanac.platform.audience.visibility import (
@@ -25,6 +24,7 @@ from almanac.platform.audience.visibility import (
 from almanac.platform.contract.listing import CATEGORIES
 from almanac.platform.contract.names import pick_name
 from almanac.platform.contract.pack import read_pack
+from almanac.platform.errors import Invalid
 from almanac.platform.publishing.domains import DomainStatus, current_domain
 from almanac.platform.publishing.listings import ListingView, listing_view
 from almanac.platform.publishing.models import PortalUpload
@@ -84,7 +84,7 @@ class StorePage:
 
 def _check_category(category: str | None) -> None:
     if category is not None and category not in CATEGORIES:
-        raise InvalidInput(f"category: {category!r} is not one of {', '.join(CATEGORIES)}")
+        raise Invalid(f"category: {category!r} is not one of {', '.join(CATEGORIES)}")
 
 
 def _words(text: str) -> list[str]:

@@ -13,11 +13,11 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from almanac.platform.accounts.errors import Conflict
 from almanac.platform.accounts.models import Account
 from almanac.platform.contract.manifest import parse_manifest
 from almanac.platform.contract.pack import CodeRefused
 from almanac.platform.contract.problems import Problem
+from almanac.platform.errors import Conflict
 from almanac.platform.publishing.agreement import accepted_version
 from almanac.platform.publishing.gate import is_update, review_document, submission_reasons
 from almanac.platform.publishing.models import (
@@ -50,14 +50,18 @@ ATTESTATION_WORDS: dict[Attestation, str] = {
 """The five attestations in the words of "Review information"."""
 
 
-class SubmitRefused(Exception):
-    """A submit refused: `reasons` holds every condition not met, each with its code."""
+class SubmitRefused(Conflict):
+    """A submit refused: `reasons` (the `findings`) holds every condition not met, each with
+    its code."""
+
+    code = "SUBMIT-REFUSED"
 
     def __init__(self, upload_id: int, reasons: Sequence[Problem]) -> None:
         self.reasons = tuple(reasons)
         super().__init__(
             f"upload {upload_id} may not be submitted yet: {len(self.reasons)} "
-            f"condition{'s' if len(self.reasons) != 1 else ''} not met"
+            f"condition{'s' if len(self.reasons) != 1 else ''} not met",
+            findings=self.reasons,
         )
 
 

@@ -23,7 +23,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from almanac.platform.accounts.errors import Conflict
+from almanac.platform.errors import Conflict
 from almanac.platform.publishing.models import CheckStatus, PortalUpload, UploadCheck, UploadState
 
 U = UploadState

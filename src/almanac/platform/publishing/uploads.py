@@ -13,12 +13,12 @@ from typing import Any, Protocol
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
-from almanac.platform.accounts.errors import Conflict, NotFound, RateLimited
 from almanac.platform.accounts.models import Account
 from almanac.platform.contract.listing import check_listing
 from almanac.platform.contract.manifest import Manifest
 from almanac.platform.contract.pack import CodeRefused, PluginCode, check_code, read_pack
 from almanac.platform.contract.problems import Problem
+from almanac.platform.errors import Conflict, NotFound, RateLimited
 from almanac.platform.hosting import update_findings
 from almanac.platform.lifecycle import Trigger
 from almanac.platform.publishing.check_pipeline import sent_review

@@ -6,14 +6,17 @@ from datetime import datetime
 
 from sqlalchemy import Connection, delete, insert, select, update
 
+from almanac.platform.errors import Conflict
 from almanac.platform.store.history import log_move
 from almanac.platform.store.plugins import lock_plugin, mark_records_changed
 from almanac.platform.store.tables import held_series, plugins, records, revisions
 from almanac.platform.store.write import MISSES_TO_WITHDRAW
 
 
-class NothingHeld(LookupError):
+class NothingHeld(Conflict):
     """The plug-in has no held series."""
+
+    code = "NOTHING-HELD"
 
 
 def decide_held(conn: Connection, plugin_id: str, *, accept: bool, by: str, now: datetime) -> int:

@@ -17,6 +17,7 @@ from typing import Any
 
 from sqlalchemy import Connection, func, select, update
 
+from almanac.platform.errors import Conflict, Invalid
 from almanac.platform.lifecycle import Facts, Move, State, TransitionRefused, Trigger, next_state
 from almanac.platform.store.history import approved_before, log_move
 from almanac.platform.store.plugins import UnknownPlugin, lock_plugin
@@ -32,8 +33,11 @@ class UnknownVersion(UnknownPlugin):
     """The plug-in keeps no version with this number."""
 
 
-class LocalNotApprovable(TransitionRefused):
-    """The server refuses to approve a `local` plug-in ("What the service does" 8)."""
+class LocalNotApprovable(Invalid, TransitionRefused):
+    """The server refuses to approve a `local` plug-in ("What the service does" 8): the
+    manifest, not the state, is what refuses it."""
+
+    code = "PLG-LOCAL-NOT-APPROVED"
 
 
 class PluginRetired(TransitionRefused):
@@ -43,13 +47,17 @@ class PluginRetired(TransitionRefused):
 _RETIRED_MAY = frozenset({Trigger.RUN_FAILED, Trigger.RUN_SUCCEEDED, Trigger.PAUSE, Trigger.REMOVE})
 
 
-class TakedownRefused(Exception):
+class TakedownRefused(Conflict):
     """Take down or restore refused: already in that state, or (restore) the code is not the
     code that was taken down ("Listing of a published plug-in", Take down)."""
+
+    code = "STATE-CONFLICT"
 
 
 class TakedownDigest(TakedownRefused):
     """Restore refused: the plug-in is restorable only for the digest taken down."""
+
+    code = "TAKEDOWN-DIGEST"
 
 
 def _digest_of(conn: Connection, version_id: int | None) -> str | None:

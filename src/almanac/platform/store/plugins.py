@@ -16,11 +16,12 @@ from typing import Any
 
 from sqlalchemy import Connection, RowMapping, select, update
 
+from almanac.platform.errors import NotFound
 from almanac.platform.lifecycle import State
 from almanac.platform.store.tables import plugins, versions
 
 
-class UnknownPlugin(LookupError):
+class UnknownPlugin(NotFound):
     """No plug-in has this id."""
 
 

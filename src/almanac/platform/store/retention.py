@@ -9,21 +9,22 @@ from datetime import datetime
 
 from sqlalchemy import Connection, delete, func, select, update
 
+from almanac.platform.errors import Conflict, Invalid
 from almanac.platform.store.history import log_move
 from almanac.platform.store.plugins import lock_plugin, mark_records_changed
 from almanac.platform.store.tables import held_series, plugins, records, revisions
 
 
-class PurgeRefused(Exception):
-    """The purge is not offered (answer not `no`) or the typed id does not match."""
-
-
-class PurgeNotOffered(PurgeRefused):
+class PurgeNotOffered(Conflict):
     """The recorded retain answer is not `no`, so no purge is offered."""
 
+    code = "PURGE-NOT-OFFERED"
 
-class PurgeNotConfirmed(PurgeRefused):
+
+class PurgeNotConfirmed(Invalid):
     """The person did not type the plug-in id."""
+
+    code = "PLG-PURGE-CONFIRM"
 
 
 @dataclass(frozen=True, slots=True)
