@@ -17,7 +17,7 @@ import pytest
 from sqlalchemy import Engine, select, text
 from sqlalchemy.orm import Session
 
-from almanac.api.routes.host_pages import version_page
+from almanac.api.schemas.host import VersionOut
 from almanac.definitions import build_definitions
 from almanac.platform import hosting
 from almanac.platform.contract.pack import check_folder, check_pack
@@ -457,7 +457,7 @@ def test_a_host_registration_gets_the_same_checks_on_its_version_page(
         )
         db.commit()
     with engine.connect() as conn:
-        page = version_page(conn, UK, packed.version_id, "https://almanac.test")
+        page = VersionOut.read(conn, UK, packed.version_id, "https://almanac.test")
     names = ("fixtures", "cases", "examples", "sources", "links")
     assert [(c.name, c.status) for c in page.checks.room] == [(n, "queued") for n in names]
     with SourceServer(HOSTS) as server:
@@ -467,8 +467,8 @@ def test_a_host_registration_gets_the_same_checks_on_its_version_page(
             assert len(runs) == 2 and all(r.job_name == CHECKS_JOB for r in runs)
             assert all(r.status == dg.DagsterRunStatus.SUCCESS for r in runs)
     with engine.connect() as conn:
-        good = version_page(conn, UK, packed.version_id, "https://almanac.test").checks.room
-        bare = version_page(conn, UK, from_folder.version_id, "https://almanac.test").checks.room
+        good = VersionOut.read(conn, UK, packed.version_id, "https://almanac.test").checks.room
+        bare = VersionOut.read(conn, UK, from_folder.version_id, "https://almanac.test").checks.room
     assert [(c.name, c.status) for c in good] == [(n, "passed") for n in names], [
         c.findings for c in good
     ]

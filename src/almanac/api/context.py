@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -9,12 +10,15 @@ from pathlib import Path
 from sqlalchemy import Engine
 from sqlalchemy.orm import Session, sessionmaker
 
-from almanac.platform.accounts import Passwords
+from almanac.platform import accounts
+from almanac.platform.accounts import Account, Passwords
 from almanac.platform.clock import Clock
-from almanac.platform.mail import Mailer
+from almanac.platform.mail import Mailer, MailError, MailMessage
 from almanac.platform.publishing.proof import DomainProver
 from almanac.platform.publishing.uploads import ImportsJudge
 from almanac.settings import Settings
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,3 +45,21 @@ class ApiContext:
         if moment.tzinfo is None:
             raise ValueError("the API clock must give timezone-aware moments")
         return moment
+
+    def mail_verification(self, account: Account, token: str, now: datetime) -> None:
+        """Mail the verification link; a mail server that fails is logged, the account
+        stands."""
+        link = accounts.verification_link(self.settings.base_url, token)
+        message = MailMessage(
+            to=account.email,
+            subject="Verify your e-mail address for Almanac",
+            body=(
+                "Open this link within 24 hours to verify your e-mail address:\n\n"
+                f"{link}\n\nIf you did not sign up for Almanac, ignore this message.\n"
+            ),
+        )
+        try:
+            self.mailer.send(message, now)
+        except MailError as exc:
+            # The account stands; the person can ask for a new mail once the server is back.
+            log.warning("verification mail for account %s not sent: %s", account.id, exc)

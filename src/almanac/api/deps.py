@@ -266,3 +266,7 @@ def person_only(action: AgentAction) -> Any:
 
     dependency.__name__ = f"person_{action.name.lower()}"
     return Depends(dependency)
+
+
+Reading = Annotated[Actor, acting(AgentAction.READ)]
+"""A member reading an organization's portal, in person or by an agent allowed to read."""

@@ -19,7 +19,6 @@ from almanac.api.pages.common import (
     render,
     text_field,
 )
-from almanac.api.routes.auth import mail_verification
 from almanac.api.schemas.auth import SignInIn, SignUpIn
 from almanac.platform import accounts
 from almanac.platform.accounts.passwords import MIN_PASSWORD_LENGTH
@@ -133,7 +132,7 @@ def sign_up(request: Request, form: Form, db: Db, ctx: Context, now: Now) -> Res
             "min_password": MIN_PASSWORD_LENGTH,
         }
         return render(request, "signup.html", context, status=status)
-    mail_verification(ctx, created.account, created.verification_token, now)
+    ctx.mail_verification(created.account, created.verification_token, now)
     context = {
         "title": "Sign up",
         "email": email,

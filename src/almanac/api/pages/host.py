@@ -31,16 +31,18 @@ from almanac.api.pages.common import (
     render,
     text_field,
 )
-from almanac.api.routes.host_pages import plugin_page, summary, version_page
 from almanac.api.schemas import RowIdPath
 from almanac.api.schemas.host import (
     DigestIn,
     HeldDecisionIn,
+    HostPluginOut,
+    PluginSummaryOut,
     PurgeIn,
     ReadersIn,
     RetentionIn,
     RollbackIn,
     TakedownIn,
+    VersionOut,
 )
 from almanac.platform import accounts, audience
 from almanac.platform.accounts.models import InvitationRequest
@@ -83,7 +85,7 @@ def dagster_asset_url(settings: Settings, plugin_id: str) -> str:
 
 
 def _list_context(db: Session, ctx: Context) -> dict[str, object]:
-    listed = [summary(s) for s in all_plugins(db.connection())]
+    listed = [PluginSummaryOut.of(s) for s in all_plugins(db.connection())]
     return {
         "title": "Host",
         "plugins": listed,
@@ -168,10 +170,10 @@ def _plugin_context(
 ) -> dict[str, object]:
     conn = db.connection()
     with refusals():
-        page = plugin_page(conn, plugin_id)
+        page = HostPluginOut.read(conn, plugin_id)
         shown_version = version_id or page.current_version_id
         version = (
-            version_page(conn, plugin_id, shown_version, ctx.settings.base_url)
+            VersionOut.read(conn, plugin_id, shown_version, ctx.settings.base_url)
             if shown_version is not None
             else None
         )

@@ -28,7 +28,7 @@ from almanac.api.pages.common import (
     render,
     text_field,
 )
-from almanac.api.routes.feeds import feed_addresses
+from almanac.api.schemas.feeds import feed_addresses
 from almanac.api.schemas.reader import ReportIn
 from almanac.platform import accounts, audience, feeds
 from almanac.platform.accounts import StaffRole

@@ -3,11 +3,9 @@
 from __future__ import annotations
 
 import logging
-from datetime import datetime
 
 from fastapi import APIRouter, Query, Request, Response, status
 
-from almanac.api.context import ApiContext
 from almanac.api.deps import (
     SESSION_COOKIE,
     ClientAddress,
@@ -22,7 +20,6 @@ from almanac.api.pages.common import refusals, render
 from almanac.api.schemas.auth import AccountOut, OrganizationRef, SignInIn, SignUpIn, VerifiedOut
 from almanac.platform import accounts
 from almanac.platform.accounts import Account
-from almanac.platform.mail import MailError, MailMessage
 
 log = logging.getLogger(__name__)
 
@@ -43,30 +40,12 @@ def account_out(db: Db, account: Account) -> AccountOut:
     )
 
 
-def mail_verification(ctx: ApiContext, account: Account, token: str, now: datetime) -> None:
-    """Mail the verification link; a mail server that fails is logged, the account stands."""
-    link = accounts.verification_link(ctx.settings.base_url, token)
-    message = MailMessage(
-        to=account.email,
-        subject="Verify your e-mail address for Almanac",
-        body=(
-            "Open this link within 24 hours to verify your e-mail address:\n\n"
-            f"{link}\n\nIf you did not sign up for Almanac, ignore this message.\n"
-        ),
-    )
-    try:
-        ctx.mailer.send(message, now)
-    except MailError as exc:
-        # The account stands; the person can ask for a new mail once the server is back.
-        log.warning("verification mail for account %s not sent: %s", account.id, exc)
-
-
 @router.post("/signup", status_code=status.HTTP_201_CREATED, response_model=AccountOut)
 def sign_up(body: SignUpIn, db: Db, ctx: Context, now: Now) -> AccountOut:
     """Create an account; a verification link is mailed to the address."""
     created = accounts.sign_up(db, body.email, body.password.get_secret_value(), ctx.passwords, now)
     db.commit()
-    mail_verification(ctx, created.account, created.verification_token, now)
+    ctx.mail_verification(created.account, created.verification_token, now)
     return account_out(db, created.account)
 
 
@@ -105,7 +84,7 @@ def resend_verification(account: CurrentAccount, db: Db, ctx: Context, now: Now)
     if not account.verified:
         token = accounts.issue_verification(db, account, now)
         db.commit()
-        mail_verification(ctx, account, token, now)
+        ctx.mail_verification(account, token, now)
     return Response(status_code=status.HTTP_202_ACCEPTED)
 
 

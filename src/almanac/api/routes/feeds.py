@@ -24,7 +24,7 @@ from fastapi import APIRouter, Header, Path, Query, status
 from fastapi.responses import Response
 
 from almanac.api.deps import Context, CurrentAccount, Db, Now, SessionAccount
-from almanac.api.schemas.feeds import ReaderFeedCreatedOut, ReaderFeedOut
+from almanac.api.schemas.feeds import ReaderFeedCreatedOut, ReaderFeedOut, feed_addresses
 from almanac.platform import feeds
 from almanac.platform.feeds import FeedPlan
 
@@ -32,13 +32,6 @@ router = APIRouter(prefix="/feeds", tags=["feeds"])
 reader_router = APIRouter(prefix="/reader", tags=["reader"])
 
 CALENDAR = "text/calendar; charset=utf-8"
-FEED_PATH = "/api/v1/feeds/{secret}.ics"
-
-
-def feed_addresses(base_url: str, secret: str) -> tuple[str, str]:
-    """A feed's address and its webcal:// form, which calendar apps open to subscribe."""
-    url = base_url.rstrip("/") + FEED_PATH.format(secret=secret)
-    return url, "webcal://" + url.split("://", 1)[1]
 
 
 Language = Annotated[

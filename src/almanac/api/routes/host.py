@@ -27,10 +27,10 @@ from sqlalchemy.orm import Session
 
 from almanac.api.deps import Context, Db, Now, Operator
 from almanac.api.problems import ProblemError
-from almanac.api.routes.host_pages import findings, plugin_page, run_out, summary, version_page
 from almanac.api.schemas import RowIdQuery, VersionIdPath
 from almanac.api.schemas.host import (
     DigestIn,
+    FindingOut,
     FolderIn,
     HeldDecisionIn,
     HeldDecisionOut,
@@ -70,7 +70,7 @@ def _write(db: Session) -> Iterator[Connection]:
 
 
 def _page_after(db: Session, plugin_id: str) -> HostPluginOut:
-    return plugin_page(db.connection(), plugin_id)
+    return HostPluginOut.read(db.connection(), plugin_id)
 
 
 PACK_MEDIA_TYPE = "application/zip"
@@ -98,7 +98,7 @@ def _registered_out(ctx: Context, done: hosting.Registered) -> RegisteredOut:
         version=done.version,
         digest=done.digest,
         state=str(done.state),
-        warnings=findings(done.warnings, ctx.settings.base_url),
+        warnings=FindingOut.all_of(done.warnings, ctx.settings.base_url),
     )
 
 
@@ -174,14 +174,14 @@ def register_folder(
 @router.get("/plugins", response_model=list[PluginSummaryOut])
 def list_plugins(operator: Operator, db: Db) -> list[PluginSummaryOut]:
     """Every plug-in ever registered, removed ones too, by id."""
-    return [summary(s) for s in all_plugins(db.connection())]
+    return [PluginSummaryOut.of(s) for s in all_plugins(db.connection())]
 
 
 @router.get("/plugins/{plugin_id}", response_model=HostPluginOut)
 def show_plugin(plugin_id: str, operator: Operator, db: Db) -> HostPluginOut:
     """The plug-in page: state, flags, retain answer with the licence terms, versions, the last
     five runs with their reasons, held details and every move with who and when."""
-    return plugin_page(db.connection(), plugin_id)
+    return HostPluginOut.read(db.connection(), plugin_id)
 
 
 @router.get("/plugins/{plugin_id}/versions/{version_id}", response_model=VersionOut)
@@ -190,7 +190,7 @@ def show_version(
 ) -> VersionOut:
     """One version: digest, manifest, covered files (path, size, SHA-256) and its checks (the
     manifest, and Versioning rule 4 against the approved version)."""
-    return version_page(db.connection(), plugin_id, version_id, ctx.settings.base_url)
+    return VersionOut.read(db.connection(), plugin_id, version_id, ctx.settings.base_url)
 
 
 @router.get("/plugins/{plugin_id}/runs", response_model=list[RunOut])
@@ -199,7 +199,7 @@ def runs(plugin_id: str, operator: Operator, db: Db) -> list[RunOut]:
     ("The write" 2 and 4)."""
     conn = db.connection()
     plugin_status(conn, plugin_id)
-    return [run_out(run) for run in last_runs(conn, plugin_id)]
+    return [RunOut.of(run) for run in last_runs(conn, plugin_id)]
 
 
 @router.post("/plugins/{plugin_id}/approve", response_model=HostPluginOut)

@@ -17,10 +17,10 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Body, Depends, Request, Response, status
 
-from almanac.api.deps import Actor, Context, Db, Now, acting, person_only
+from almanac.api.deps import Actor, Context, Db, Now, Reading, acting, person_only
 from almanac.api.problems import ProblemError
-from almanac.api.routes.host_pages import findings
 from almanac.api.schemas import RowIdPath
+from almanac.api.schemas.host import FindingOut
 from almanac.api.schemas.portal import (
     AgreementAcceptanceOut,
     AgreementAcceptIn,
@@ -40,8 +40,6 @@ from almanac.api.schemas.portal import (
     ReviewInformationOut,
     SubmitIn,
     SubmittedOut,
-    UploadCheckOut,
-    UploadDecisionOut,
     UploadOut,
 )
 from almanac.platform.accounts import Account
@@ -52,14 +50,12 @@ from almanac.platform.publishing import agreement, domains, gate, ids, submissio
 from almanac.platform.publishing.agreement import Acceptance, AgreementVersion
 from almanac.platform.publishing.domains import DomainStatus
 from almanac.platform.publishing.ids import IdBinding
-from almanac.platform.publishing.models import CheckStatus
 from almanac.platform.publishing.roles import require_member
 
 router = APIRouter(prefix="/portal", tags=["portal"])
 
 # Who may make each move: a person, or an agent's token where `agents.agent_may` allows the
 # move named here ("Authentication" 4-5); person-only moves need a password sign-in.
-Reading = Annotated[Actor, acting(AgentAction.READ)]
 Uploading = Annotated[Actor, acting(AgentAction.UPLOAD)]
 Withdrawing = Annotated[Actor, acting(AgentAction.WITHDRAW)]
 Rerunning = Annotated[Actor, acting(AgentAction.RERUN_CHECKS)]
@@ -295,59 +291,6 @@ async def _archive(request: Request) -> bytes:
     return await request.body()
 
 
-def upload_out(found: uploads.UploadView, base_url: str) -> UploadOut:
-    final = (CheckStatus.PASSED, CheckStatus.FAILED)
-    decision = found.decision
-    return UploadOut(
-        id=found.id,
-        organization_id=found.organization_id,
-        plugin_id=found.plugin_id,
-        version=found.version,
-        digest=found.digest,
-        state=found.state.value,
-        submitted_by=found.submitted_by,
-        submitted_at=found.submitted_at,
-        agreement_version=found.agreement_version,
-        replaced_by=found.replaced_by,
-        listing_only=found.listing_only,
-        code_upload_id=found.code_upload_id,
-        code_published=found.code_published,
-        code_approved=found.code_approved,
-        uploaded_by=found.uploaded_by,
-        agent_name=found.agent_name,
-        uploaded_at=found.uploaded_at,
-        withdrawn_by=found.withdrawn_by,
-        withdrawn_at=found.withdrawn_at,
-        publish_on_approval=found.publish_on_approval,
-        published_by=found.published_by,
-        published_at=found.published_at,
-        checks_final=all(c.status in final for c in found.checks),
-        checks_passed=all(c.status is CheckStatus.PASSED for c in found.checks),
-        warnings=findings(found.warnings, base_url),
-        checks=[
-            UploadCheckOut(
-                name=c.name,
-                status=c.status.value,
-                findings=findings(c.findings, base_url),
-                queued_at=c.queued_at,
-                started_at=c.started_at,
-                finished_at=c.finished_at,
-                deadline_at=c.deadline_at,
-            )
-            for c in found.checks
-        ],
-        record_diff=None if found.record_diff is None else dict(found.record_diff),
-        decision=None
-        if decision is None
-        else UploadDecisionOut(
-            decision=decision.decision,
-            reason=decision.reason,
-            note=decision.note,
-            decided_at=decision.decided_at,
-        ),
-    )
-
-
 @router.post(
     "/organizations/{organization_id}/uploads",
     status_code=status.HTTP_201_CREATED,
@@ -388,7 +331,7 @@ def upload_version(
     db.commit()
     if not answer.created:
         response.status_code = status.HTTP_200_OK
-    return upload_out(answer.upload, ctx.settings.base_url)
+    return UploadOut.of(answer.upload, ctx.settings.base_url)
 
 
 @router.get("/organizations/{organization_id}/uploads", response_model=list[UploadOut])
@@ -397,7 +340,7 @@ def list_uploads(
 ) -> list[UploadOut]:
     """The organization's uploaded versions, newest first, with their checks (members)."""
     return [
-        upload_out(u, ctx.settings.base_url)
+        UploadOut.of(u, ctx.settings.base_url)
         for u in uploads.organization_uploads(db, organization_id, actor.account)
     ]
 
@@ -412,7 +355,7 @@ def show_upload(
 ) -> UploadOut:
     """One uploaded version with its checks and findings (members; 404 to anyone else)."""
     found = uploads.show_upload(db, organization_id, actor.account, upload_id)
-    return upload_out(found, ctx.settings.base_url)
+    return UploadOut.of(found, ctx.settings.base_url)
 
 
 @router.post(
@@ -429,7 +372,7 @@ def withdraw_upload(
     """Withdraw an upload (owners and admins); withdrawn already is STATE-CONFLICT."""
     found = uploads.withdraw(db, organization_id, actor.account, upload_id, now)
     db.commit()
-    return upload_out(found, ctx.settings.base_url)
+    return UploadOut.of(found, ctx.settings.base_url)
 
 
 @router.post(
@@ -446,7 +389,7 @@ def rerun_checks(
     """Re-run the checks of an upload (owners and admins; PLG-QUOTA-CHECKING applies)."""
     found = uploads.rerun_checks(db, organization_id, actor.account, upload_id, now)
     db.commit()
-    return upload_out(found, ctx.settings.base_url)
+    return UploadOut.of(found, ctx.settings.base_url)
 
 
 @router.get(
@@ -470,7 +413,7 @@ def show_review_information(
         sent_by=found.sent_by,
         sent_at=found.sent_at,
         complete=not found.problems,
-        problems=findings(found.problems, ctx.settings.base_url),
+        problems=FindingOut.all_of(found.problems, ctx.settings.base_url),
     )
 
 
@@ -492,17 +435,7 @@ def send_review_information(
         db, organization_id, actor.account, upload_id, document, now
     )
     db.commit()
-    return upload_out(found, ctx.settings.base_url)
-
-
-def attestation_out(found: submission.AttestationMade) -> AttestationOut:
-    return AttestationOut(
-        attestation=found.attestation,
-        words=found.words,
-        made_by=found.made_by,
-        agent_name=found.agent_name,
-        made_at=found.made_at,
-    )
+    return UploadOut.of(found, ctx.settings.base_url)
 
 
 @router.get(
@@ -514,7 +447,7 @@ def list_attestations(
 ) -> list[AttestationOut]:
     """The attestations made for the upload's version, with who and when (members)."""
     return [
-        attestation_out(a)
+        AttestationOut.of(a)
         for a in submission.attestations(db, organization_id, actor.account, upload_id)
     ]
 
@@ -543,7 +476,7 @@ def make_attestations(
         agent_name=actor.agent_name,
     )
     db.commit()
-    return [attestation_out(a) for a in made]
+    return [AttestationOut.of(a) for a in made]
 
 
 @router.post(
@@ -572,8 +505,8 @@ def submit_upload(
     )
     db.commit()
     return SubmittedOut(
-        upload=upload_out(done.upload, base_url),
-        replaced=None if done.replaced is None else upload_out(done.replaced, base_url),
+        upload=UploadOut.of(done.upload, base_url),
+        replaced=None if done.replaced is None else UploadOut.of(done.replaced, base_url),
     )
 
 

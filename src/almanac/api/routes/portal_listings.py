@@ -8,9 +8,7 @@ from typing import Annotated
 
 from fastapi import APIRouter
 
-from almanac.api.deps import Actor, Context, Db, Now, acting
-from almanac.api.routes.portal import Reading, upload_out
-from almanac.api.routes.reader import report_out
+from almanac.api.deps import Actor, Context, Db, Now, Reading, acting
 from almanac.api.schemas import RowIdPath
 from almanac.api.schemas.portal import (
     ListingMoveOut,
@@ -72,7 +70,7 @@ def publish_upload(
         db, organization_id, actor.account, upload_id, now, agent_name=actor.agent_name
     )
     db.commit()
-    return upload_out(published, ctx.settings.base_url)
+    return UploadOut.of(published, ctx.settings.base_url)
 
 
 @router.get("/organizations/{organization_id}/plugins", response_model=list[ListingOut])
@@ -166,7 +164,7 @@ def plugin_reports(
     """Every report on one of the organization's plug-ins, newest first, never who sent it
     (owners and admins)."""
     return [
-        report_out(r)
+        ReportOut.of(r)
         for r in audience.publisher_reports(db, organization_id, actor.account, plugin_id)
     ]
 

@@ -14,6 +14,7 @@ from fastapi.responses import JSONResponse, Response
 from almanac.api.deps import CurrentAccount, Db, Now
 from almanac.api.schemas import RowIdPath
 from almanac.api.schemas.reader import (
+    Language,
     OrganizationDefaultIn,
     OrganizationDefaultOut,
     PreferencesIn,
@@ -32,9 +33,6 @@ router = APIRouter(prefix="/reader", tags=["reader"])
 
 FromDate = Annotated[date, Query(alias="from", description="First day, YYYY-MM-DD.")]
 ToDate = Annotated[date, Query(alias="to", description="Last day, included; at most 62 days.")]
-Language = Annotated[
-    str, Query(max_length=35, description="The reader's language code, such as en or es-DO.")
-]
 
 
 def _plugin(
@@ -220,17 +218,6 @@ def records(
     )
 
 
-def report_out(view: audience.ReportView) -> ReportOut:
-    return ReportOut(
-        id=view.id,
-        plugin=view.plugin_id,
-        category=view.category,
-        note=view.note,
-        day=view.day,
-        created_at=view.created_at,
-    )
-
-
 @router.post(
     "/plugins/{plugin_id}/reports",
     status_code=status.HTTP_201_CREATED,
@@ -243,11 +230,11 @@ def report(plugin_id: str, body: ReportIn, account: CurrentAccount, db: Db, now:
         db, account, plugin_id, category=body.category, note=body.note, day=body.day, now=now
     )
     db.commit()
-    return report_out(view)
+    return ReportOut.of(view)
 
 
 @router.get("/plugins/{plugin_id}/reports", response_model=list[ReportOut])
 def reports(plugin_id: str, account: CurrentAccount, db: Db) -> list[ReportOut]:
     """Every report about the plug-in, newest first, never who sent it: for the publisher's
     owners and admins and the service's operators and reviewers."""
-    return [report_out(v) for v in audience.plugin_reports(db, account, plugin_id)]
+    return [ReportOut.of(v) for v in audience.plugin_reports(db, account, plugin_id)]

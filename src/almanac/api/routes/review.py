@@ -7,9 +7,9 @@ from __future__ import annotations
 from fastapi import APIRouter
 
 from almanac.api.deps import Context, CurrentAccount, Db, Now
-from almanac.api.routes.host_pages import findings
-from almanac.api.routes.portal import attestation_out, upload_out
 from almanac.api.schemas import RowIdPath
+from almanac.api.schemas.host import FindingOut
+from almanac.api.schemas.portal import AttestationOut, UploadOut
 from almanac.api.schemas.review import (
     FileChangeOut,
     ReviewDecisionIn,
@@ -81,7 +81,7 @@ def reviewed_version(
     found = desk.reviewed_version(db, account, upload_id)
     base_url = ctx.settings.base_url
     return ReviewedVersionOut(
-        upload=upload_out(found.upload, base_url),
+        upload=UploadOut.of(found.upload, base_url),
         organization=found.organization,
         domain=found.domain,
         domain_verified=found.domain_verified,
@@ -89,10 +89,10 @@ def reviewed_version(
         publish_on_approval=found.publish_on_approval,
         published_version=found.published_version,
         files=_files_out(found.files),
-        findings=findings(found.findings, base_url),
-        warnings=findings(found.warnings, base_url),
+        findings=FindingOut.all_of(found.findings, base_url),
+        warnings=FindingOut.all_of(found.warnings, base_url),
         review=found.review,
-        attestations=[attestation_out(a) for a in found.attestations],
+        attestations=[AttestationOut.of(a) for a in found.attestations],
         record_diff=None if found.record_diff is None else dict(found.record_diff),
         decisions=[_decision_out(d) for d in found.decisions],
         earlier_decisions=[_decision_out(d) for d in found.earlier_decisions],

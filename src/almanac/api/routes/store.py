@@ -8,7 +8,7 @@ from typing import Annotated
 from fastapi import APIRouter, Query, Response, status
 
 from almanac.api.deps import CurrentAccount, Db, Now
-from almanac.api.routes.reader import Language
+from almanac.api.schemas.reader import Language
 from almanac.api.schemas.store import StoreEntryOut, StoreExampleDayOut, StorePageOut
 from almanac.platform.contract.listing import CATEGORIES
 from almanac.platform.publishing import storefront

@@ -7,6 +7,14 @@ from datetime import datetime
 
 from pydantic import BaseModel, Field
 
+FEED_PATH = "/api/v1/feeds/{secret}.ics"
+
+
+def feed_addresses(base_url: str, secret: str) -> tuple[str, str]:
+    """A feed's address and its webcal:// form, which calendar apps open to subscribe."""
+    url = base_url.rstrip("/") + FEED_PATH.format(secret=secret)
+    return url, "webcal://" + url.split("://", 1)[1]
+
 
 class ReaderFeedOut(BaseModel):
     exists: bool = Field(description="Whether the reader has a feed address now.")

@@ -11,7 +11,8 @@ from pydantic import BaseModel, Field
 
 from almanac.api.schemas import INTEGER_ID_MAX
 from almanac.api.schemas.host import FindingOut
-from almanac.platform.publishing.models import Attestation, Verdict
+from almanac.platform.publishing import submission, uploads
+from almanac.platform.publishing.models import Attestation, CheckStatus, Verdict
 
 AgreementVersionPath = Annotated[int, Path(ge=1, le=INTEGER_ID_MAX)]
 
@@ -210,6 +211,59 @@ class UploadOut(BaseModel):
         "`records` kept of it; nothing is written"
     )
 
+    @classmethod
+    def of(cls, found: uploads.UploadView, base_url: str) -> UploadOut:
+        final = (CheckStatus.PASSED, CheckStatus.FAILED)
+        decision = found.decision
+        return cls(
+            id=found.id,
+            organization_id=found.organization_id,
+            plugin_id=found.plugin_id,
+            version=found.version,
+            digest=found.digest,
+            state=found.state.value,
+            submitted_by=found.submitted_by,
+            submitted_at=found.submitted_at,
+            agreement_version=found.agreement_version,
+            replaced_by=found.replaced_by,
+            listing_only=found.listing_only,
+            code_upload_id=found.code_upload_id,
+            code_published=found.code_published,
+            code_approved=found.code_approved,
+            uploaded_by=found.uploaded_by,
+            agent_name=found.agent_name,
+            uploaded_at=found.uploaded_at,
+            withdrawn_by=found.withdrawn_by,
+            withdrawn_at=found.withdrawn_at,
+            publish_on_approval=found.publish_on_approval,
+            published_by=found.published_by,
+            published_at=found.published_at,
+            checks_final=all(c.status in final for c in found.checks),
+            checks_passed=all(c.status is CheckStatus.PASSED for c in found.checks),
+            warnings=FindingOut.all_of(found.warnings, base_url),
+            checks=[
+                UploadCheckOut(
+                    name=c.name,
+                    status=c.status.value,
+                    findings=FindingOut.all_of(c.findings, base_url),
+                    queued_at=c.queued_at,
+                    started_at=c.started_at,
+                    finished_at=c.finished_at,
+                    deadline_at=c.deadline_at,
+                )
+                for c in found.checks
+            ],
+            record_diff=None if found.record_diff is None else dict(found.record_diff),
+            decision=None
+            if decision is None
+            else UploadDecisionOut(
+                decision=decision.decision,
+                reason=decision.reason,
+                note=decision.note,
+                decided_at=decision.decided_at,
+            ),
+        )
+
 
 class ReviewInformationOut(BaseModel):
     """An upload's review information and why it is not complete for submitting."""
@@ -239,6 +293,16 @@ class AttestationOut(BaseModel):
     made_by: str
     agent_name: str | None
     made_at: datetime
+
+    @classmethod
+    def of(cls, found: submission.AttestationMade) -> AttestationOut:
+        return cls(
+            attestation=found.attestation,
+            words=found.words,
+            made_by=found.made_by,
+            agent_name=found.agent_name,
+            made_at=found.made_at,
+        )
 
 
 class SubmittedOut(BaseModel):

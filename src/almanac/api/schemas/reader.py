@@ -3,8 +3,16 @@
 from __future__ import annotations
 
 from datetime import date, datetime
+from typing import Annotated
 
+from fastapi import Query
 from pydantic import BaseModel, Field
+
+from almanac.platform import audience
+
+Language = Annotated[
+    str, Query(max_length=35, description="The reader's language code, such as en or es-DO.")
+]
 
 
 class ReaderPluginOut(BaseModel):
@@ -60,3 +68,14 @@ class ReportOut(BaseModel):
     note: str
     day: date | None
     created_at: datetime
+
+    @classmethod
+    def of(cls, view: audience.ReportView) -> ReportOut:
+        return cls(
+            id=view.id,
+            plugin=view.plugin_id,
+            category=view.category,
+            note=view.note,
+            day=view.day,
+            created_at=view.created_at,
+        )
