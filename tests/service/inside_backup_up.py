@@ -25,8 +25,8 @@ from almanac.platform.store.write import RunFacts, write_run
 from almanac.settings import load_settings
 from tests.api.sqlite_writer import approved
 from tests.audience.helpers import example_records
-from tests.service.inside_up_runs import PASSWORD, _person
 from tests.service.namespace import loopback_up
+from tests.service.stand_in import PASSWORD, signed_up_person
 from tests.service.up import START_SECONDS, Service, almanac, almanac_up, graphql, wait_for
 
 EXAMPLE = "ecb-reference-rates"
@@ -96,7 +96,7 @@ def test_almanac_up_on_a_restored_home_serves_the_same_reader_days(tmp_path: Pat
             )
         finally:
             engine.dispose()
-        reader = _person(up.api, database_url, READER)
+        reader = signed_up_person(up.api, database_url, READER)
         shown = reader.put(
             "/api/v1/reader/preferences",
             json={"preferences": {f"plugins.{EXAMPLE}.shown": True}},
