@@ -33,9 +33,9 @@ from almanac.platform.alerts.rules import (
 )
 from almanac.platform.errors import Invalid
 from almanac.platform.mail import Mailer, MailError, MailMessage
-from almanac.platform.publishing.check_queue import NetworkOutage
-from almanac.platform.publishing.network import RETRY_WITHOUT_PROBE, Probe
-from almanac.platform.publishing.roles import manager_addresses
+from almanac.platform.publishing.identity.roles import manager_addresses
+from almanac.platform.publishing.uploads.check_queue import NetworkOutage
+from almanac.platform.publishing.uploads.network import RETRY_WITHOUT_PROBE, Probe
 
 log = logging.getLogger(__name__)
 

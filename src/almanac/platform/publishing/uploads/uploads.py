@@ -18,24 +18,24 @@ from almanac.platform.contract.listing import check_listing
 from almanac.platform.contract.manifest import Manifest
 from almanac.platform.contract.pack import CodeRefused, PluginCode, check_code, read_pack
 from almanac.platform.contract.problems import Problem
+from almanac.platform.contract.review import REVIEW_FILE, review_problems
 from almanac.platform.errors import Conflict, NotFound, RateLimited
 from almanac.platform.hosting import update_findings
 from almanac.platform.lifecycle import Trigger
-from almanac.platform.publishing.check_pipeline import sent_review
-from almanac.platform.publishing.check_queue import CheckView, check_view, queue_room_checks
-from almanac.platform.publishing.decisions import DecisionView, decisions_of
-from almanac.platform.publishing.diff import structured
-from almanac.platform.publishing.domains import current_domain
-from almanac.platform.publishing.ids import bind_on_upload
+from almanac.platform.publishing.identity.domains import current_domain
+from almanac.platform.publishing.identity.ids import bind_on_upload
+from almanac.platform.publishing.identity.roles import require_manager, require_member
 from almanac.platform.publishing.models import (
     CheckStatus,
     PortalUpload,
     UploadCheck,
     UploadState,
 )
-from almanac.platform.publishing.review import REVIEW_FILE, review_problems
-from almanac.platform.publishing.roles import require_manager, require_member
-from almanac.platform.publishing.upload_states import allows, move, move_check
+from almanac.platform.publishing.uploads.check_queue import CheckView, check_view, queue_room_checks
+from almanac.platform.publishing.uploads.decisions import DecisionView, decisions_of
+from almanac.platform.publishing.uploads.diff import structured
+from almanac.platform.publishing.uploads.review_information import sent_review
+from almanac.platform.publishing.uploads.upload_states import allows, move, move_check
 from almanac.platform.store.tables import moves, versions
 
 log = logging.getLogger(__name__)
