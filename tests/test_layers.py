@@ -1,8 +1,9 @@
 """The layers of README's Layout, as the import-linter contracts of pyproject.toml state them:
 the domain (`almanac.platform`) imports no framework, nothing that talks to the world and no
-adapter; inside it, publishing stands above the audience and both above the store. A broken
-contract fails here with every offending import named, so a plain pytest run catches it as
-`scripts/test.sh`'s `lint-imports` does."""
+adapter; inside it, publishing stands above the audience and both above the store, and
+publishing's steps stand in the order of its docstring. A broken contract fails here with every
+offending import named, so a plain pytest run catches it as `scripts/test.sh`'s `lint-imports`
+does."""
 
 from __future__ import annotations
 

@@ -2231,7 +2231,7 @@ export function validateListing(listing, manifest, { icon = null, fixtureDates =
 // ---------------------------------------------------------------------------------------------
 // review.json ("Review information"): its shape (PLG-REVIEW-INVALID) and its example days in
 // what the fixtures produce (PLG-REVIEW-EXAMPLE). The same rules as
-// src/almanac/platform/publishing/review.py; tests/conformance/reviews/ holds the cases.
+// src/almanac/platform/contract/review.py; tests/conformance/reviews/ holds the cases.
 // ---------------------------------------------------------------------------------------------
 
 const REVIEW_KEYS = ["examples", "negatives", "sources", "releaseNotes", "notes"];

@@ -365,7 +365,9 @@ def check_revisions(manifest: BackupManifest, source: Path, url: str) -> bool:
     return manifest.store_revisions != heads
 
 
-def _version_key(text: str) -> tuple[int, ...]:
+def _release(text: str) -> tuple[int, ...]:
+    """A package's PEP 440 version (Dagster's) as its release numbers; () when it is none.
+    Not a plug-in's version, whose rule is the contract's `version_key`."""
     try:
         return Version(text).release
     except InvalidVersion:
@@ -410,7 +412,7 @@ def restore_backup(
     with _open_backup(source) as (archive, manifest):
         older = check_revisions(manifest, source, settings.database_url)
         ours = version("dagster")
-        if _version_key(manifest.dagster_version) > _version_key(ours):
+        if _release(manifest.dagster_version) > _release(ours):
             raise BackupError(
                 f"{source} was made with Dagster {manifest.dagster_version}, newer than this "
                 f"almanac's Dagster {ours}: its storage may not be readable here; restore it with "
@@ -440,7 +442,7 @@ def restore_backup(
                 shutil.move(path, place)
     if older:
         upgrade_database(settings.database_url)
-    dagster_older = _version_key(manifest.dagster_version) < _version_key(ours)
+    dagster_older = _release(manifest.dagster_version) < _release(ours)
     if dagster_older:
         _migrate_dagster(settings)
     return Restored(manifest, store, older, dagster_older)

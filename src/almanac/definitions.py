@@ -44,8 +44,8 @@ from almanac.orchestration.catalog import (
 from almanac.orchestration.pipeline import RunPipeline
 from almanac.platform.clock import Clock
 from almanac.platform.mail import Mailer
-from almanac.platform.publishing.proof import DomainProver
-from almanac.platform.publishing.room_checks import RoomRun, Sources
+from almanac.platform.publishing.identity.proof import DomainProver
+from almanac.platform.publishing.uploads.room_checks import RoomRun, Sources
 from almanac.platform.store.engine import make_engine
 from almanac.sandbox.smtp import load_mail_settings, mailer_for
 from almanac.sandbox.wellknown import domain_prover as default_domain_prover

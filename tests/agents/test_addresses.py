@@ -28,8 +28,8 @@ from sqlalchemy.orm import Session, sessionmaker
 from almanac.platform.alerts.send import send_alerts, send_network_alert
 from almanac.platform.lifecycle import RunTrigger
 from almanac.platform.mail import OutboxMailer, OutboxMessage
-from almanac.platform.publishing import check_queue as checks
-from almanac.platform.publishing.check_queue import NetworkOutage
+from almanac.platform.publishing.uploads import check_queue as checks
+from almanac.platform.publishing.uploads.check_queue import NetworkOutage
 from almanac.platform.store import plugins as store_plugins
 from almanac.platform.store.engine import writing
 from almanac.platform.store.write import RunFacts, record_failed_run
@@ -173,7 +173,8 @@ def test_the_sources_name_their_addresses_under_the_base_address() -> None:
         "/portal/{}/uploads/{}",
     }
     modules = mail_modules()
-    assert PLATFORM / "publishing" / "check_queue.py" in modules and VERIFICATION_MAIL in modules
+    check_queue = PLATFORM / "publishing" / "uploads" / "check_queue.py"
+    assert check_queue in modules and VERIFICATION_MAIL in modules
     for module in modules:
         assert relative_addresses(module) == [], module
 

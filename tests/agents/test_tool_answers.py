@@ -20,7 +20,7 @@ from sqlalchemy.orm import Session
 
 from almanac.platform import accounts
 from almanac.platform.mail import MailMessage
-from almanac.platform.publishing import check_queue as checks
+from almanac.platform.publishing.uploads import check_queue as checks
 from tests.agents.helpers import V1
 from tests.agents.test_agent_api import Bank
 from tests.agents.tool_runner import Run, Tool, login

@@ -23,7 +23,7 @@ from sqlalchemy.orm import Session
 from almanac.api.app import create_app
 from almanac.platform import accounts
 from almanac.platform.mail import Mailer, OutboxMailer, OutboxMessage
-from almanac.platform.publishing.proof import DomainProver
+from almanac.platform.publishing.identity.proof import DomainProver
 from almanac.platform.store.engine import make_engine
 from almanac.sandbox.dns_txt import DnsPythonTxt
 from almanac.sandbox.wellknown import WellKnownDownload

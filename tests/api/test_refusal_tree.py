@@ -24,9 +24,15 @@ NOT_REFUSALS = {
     "almanac.api.pages.common.SignInNeeded": "a redirect to /signin, not a refusal",
     "almanac.platform.mail.MailError": "the mail server failed: the service's fault",
     "almanac.platform.reader.render.RenderRequestError": "a caller's bug: days checked first",
-    "almanac.platform.publishing.proof.TxtLookupFailed": "DNS failed; the proof records it",
-    "almanac.platform.publishing.proof.FileFetchFailed": "the well-known fetch failed; recorded",
-    "almanac.platform.publishing.room_checks.SourceUnavailable": "a check's download failed",
+    "almanac.platform.publishing.identity.proof.TxtLookupFailed": (
+        "DNS failed; the proof records it"
+    ),
+    "almanac.platform.publishing.identity.proof.FileFetchFailed": (
+        "the well-known fetch failed; recorded"
+    ),
+    "almanac.platform.publishing.uploads.room_checks.SourceUnavailable": (
+        "a check's download failed"
+    ),
     "almanac.platform.store.write.WriteRefused": "a run's batch refused: a failed run",
     "almanac.orchestration.folders.FolderRefused": "the CLI's refused example folder",
     "almanac.orchestration.pipeline.NotRunnable": "a run that may not run: nothing recorded",

@@ -34,9 +34,9 @@ from sqlalchemy.orm import Session  # noqa: E402
 from almanac.definitions import build_definitions  # noqa: E402
 from almanac.platform.accounts import Argon2Parameters, Passwords  # noqa: E402
 from almanac.platform.mail import OutboxMailer  # noqa: E402
-from almanac.platform.publishing import uploads  # noqa: E402
 from almanac.platform.publishing.models import UploadState  # noqa: E402
-from almanac.platform.publishing.room_checks import listing_links  # noqa: E402
+from almanac.platform.publishing.uploads import uploads  # noqa: E402
+from almanac.platform.publishing.uploads.room_checks import listing_links  # noqa: E402
 from almanac.sandbox.tool_imports import import_problems  # noqa: E402
 from almanac.sensors.upload_checks import DownloaderSources  # noqa: E402
 from almanac.settings import Settings  # noqa: E402

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from almanac.platform.contract.manifest import parse_manifest
-from almanac.platform.publishing.review import review_example_problems, review_problems
+from almanac.platform.contract.review import review_example_problems, review_problems
 from tests.conftest import CONFORMANCE
 
 CASES = sorted((CONFORMANCE / "reviews").glob("*.json"))

@@ -25,7 +25,7 @@ from almanac.platform import accounts
 from almanac.platform.accounts.models import InvitationRequest, InvitationStatus
 from almanac.platform.contract.pack import check_pack
 from almanac.platform.lifecycle import RunTrigger
-from almanac.platform.publishing import invitations
+from almanac.platform.publishing.identity import invitations
 from almanac.platform.store.plugins import plugin_status
 from almanac.platform.store.write import RunFacts, write_run
 from tests.api.conftest import Api, live_api

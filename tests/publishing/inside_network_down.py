@@ -34,9 +34,9 @@ from almanac.platform.accounts import Account
 from almanac.platform.alerts.models import SentAlert
 from almanac.platform.mail import OutboxMailer
 from almanac.platform.mail.models import OutboxMessage
-from almanac.platform.publishing import uploads
 from almanac.platform.publishing.models import CheckStatus, UploadState
-from almanac.platform.publishing.room_checks import listing_links
+from almanac.platform.publishing.uploads import uploads
+from almanac.platform.publishing.uploads.room_checks import listing_links
 from almanac.platform.store.engine import make_engine
 from almanac.sandbox.tool_imports import import_problems
 from almanac.settings import Settings

@@ -17,7 +17,7 @@ import trustme
 from dnslib import QTYPE, RCODE, RR, TXT, DNSError, DNSRecord
 from dnslib.server import BaseResolver, DNSHandler, DNSLogger, DNSServer
 
-from almanac.platform.publishing.proof import WELL_KNOWN_PATH, DomainProver, proof_value
+from almanac.platform.publishing.identity.proof import WELL_KNOWN_PATH, DomainProver, proof_value
 from almanac.sandbox.addresses import IPAddress
 from almanac.sandbox.dns_txt import DnsPythonTxt
 from almanac.sandbox.resolver import ResolveError

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import json
 
-from almanac.platform.publishing.diff import content_words, diff_table, structured
-from almanac.platform.publishing.review import review_sheet
+from almanac.platform.contract.review import review_sheet
+from almanac.platform.publishing.uploads.diff import content_words, diff_table, structured
 
 
 def test_each_kind_of_record_in_words() -> None:

@@ -10,10 +10,10 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from almanac.platform.accounts import Conflict, Refusal
-from almanac.platform.publishing import domains
-from almanac.platform.publishing.domain_names import claimable_domain
+from almanac.platform.publishing.identity import domains
+from almanac.platform.publishing.identity.domain_names import claimable_domain
+from almanac.platform.publishing.identity.proof import ProofResult, WayResult
 from almanac.platform.publishing.models import CheckKind, DomainCheck, DomainState, ProofWay
-from almanac.platform.publishing.proof import ProofResult, WayResult
 from tests.accounts.conftest import SteppedClock
 from tests.accounts.helpers import person
 from tests.publishing.helpers import organization

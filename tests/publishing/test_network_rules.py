@@ -7,7 +7,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from almanac.platform.publishing.network import (
+from almanac.platform.publishing.uploads.network import (
     RETRY_WITHOUT_PROBE,
     HostFailure,
     could_not_run_is_due,

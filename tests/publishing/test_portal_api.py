@@ -18,7 +18,7 @@ from sqlalchemy.orm import Session
 
 from almanac.api.deps import SESSION_COOKIE
 from almanac.platform import accounts
-from almanac.platform.publishing import ids
+from almanac.platform.publishing.identity import ids
 from almanac.platform.store.engine import make_engine
 from almanac.sandbox.smtp import MailSettings, SmtpMailer
 from tests.accounts.helpers import PASSWORD

@@ -12,13 +12,13 @@ from ipaddress import ip_address
 
 import pytest
 
-from almanac.platform.publishing.models import ProofWay
-from almanac.platform.publishing.proof import (
+from almanac.platform.publishing.identity.proof import (
     WELL_KNOWN_PATH,
     DomainProver,
     TxtLookupFailed,
     proof_value,
 )
+from almanac.platform.publishing.models import ProofWay
 from almanac.sandbox.addresses import IPAddress
 from almanac.sandbox.dns_txt import DnsPythonTxt
 from almanac.sandbox.wellknown import FILE_MAX_BYTES, WellKnownDownload

@@ -15,9 +15,9 @@ from sqlalchemy import Engine, select
 from sqlalchemy.orm import Session
 
 from almanac.definitions import build_definitions
-from almanac.platform.publishing import domains
-from almanac.platform.publishing.gate import submission_gate
+from almanac.platform.publishing.identity import domains
 from almanac.platform.publishing.models import CheckKind, DomainCheck, DomainState, ProofWay
+from almanac.platform.publishing.review.gate import submission_gate
 from almanac.sandbox.smtp import MailSettings, SmtpMailer
 from almanac.sensors.domains import GROUP, RECHECK_ASSET, RECHECK_JOB, RECHECK_SENSOR
 from almanac.settings import Settings

@@ -24,8 +24,8 @@ from sqlalchemy.orm import Session
 from almanac.platform import accounts
 from almanac.platform.contract.pack import check_pack
 from almanac.platform.lifecycle import RunTrigger
-from almanac.platform.publishing.diff import record_diff
 from almanac.platform.publishing.models import PortalUpload, ReviewInformation
+from almanac.platform.publishing.uploads.diff import record_diff
 from almanac.platform.store.plugins import plugin_status
 from almanac.platform.store.tables import plugins, requests
 from almanac.platform.store.write import RunFacts, write_run

@@ -21,9 +21,9 @@ from sqlalchemy.orm import Session
 from almanac.platform import accounts
 from almanac.platform.accounts.models import Account, InvitationRequest, InvitationStatus
 from almanac.platform.contract.manifest import parse_manifest
-from almanac.platform.publishing import agreement, domains, invitations
+from almanac.platform.contract.review import review_completeness
+from almanac.platform.publishing.identity import agreement, domains, invitations
 from almanac.platform.publishing.models import Attestation, DomainClaim, DomainState
-from almanac.platform.publishing.review import review_completeness
 from tests.api.conftest import Api, assert_problem
 from tests.api.test_host import UK, folder_files, zip_of
 from tests.pages.test_page_security import token_of

@@ -24,9 +24,9 @@ from almanac.platform.contract.pack import check_folder, check_pack
 from almanac.platform.lifecycle import RunTrigger
 from almanac.platform.mail import OutboxMailer
 from almanac.platform.mail.models import OutboxMessage
-from almanac.platform.publishing import check_queue, uploads
 from almanac.platform.publishing.models import CheckStatus, UploadState
-from almanac.platform.publishing.room_checks import Sources, listing_links
+from almanac.platform.publishing.uploads import check_queue, uploads
+from almanac.platform.publishing.uploads.room_checks import Sources, listing_links
 from almanac.platform.store import moves
 from almanac.platform.store.engine import write_transaction
 from almanac.platform.store.plugins import plugin_status

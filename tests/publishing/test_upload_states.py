@@ -1,5 +1,5 @@
-"""An upload's life story in one table (`publishing/upload_states.py`): every move of the
-spec's "Version in the portal" table and of the service's own states passes, any other is
+"""An upload's life story in one table (`publishing/uploads/upload_states.py`): every move of
+the spec's "Version in the portal" table and of the service's own states passes, any other is
 refused; and no module but that one sets an upload's state or a check's status."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from almanac.platform.publishing.models import CheckStatus, PortalUpload, UploadCheck, UploadState
-from almanac.platform.publishing.upload_states import MoveRefused, move, move_check
+from almanac.platform.publishing.uploads.upload_states import MoveRefused, move, move_check
 
 U = UploadState
 C = CheckStatus
@@ -136,7 +136,7 @@ def test_every_other_move_of_a_check_is_refused() -> None:
 # --- no module but upload_states.py sets the state --------------------------------------
 
 SRC = Path(__file__).resolve().parents[2] / "src" / "almanac"
-THE_ONE = SRC / "platform" / "publishing" / "upload_states.py"
+THE_ONE = SRC / "platform" / "publishing" / "uploads" / "upload_states.py"
 ROWS = {"PortalUpload", "UploadCheck"}
 NAMES = ROWS | {"UploadState", "CheckStatus"}
 FIELDS = {"state", "status"}

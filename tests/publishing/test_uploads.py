@@ -21,7 +21,7 @@ from sqlalchemy.orm import Session
 
 from almanac.platform import hosting
 from almanac.platform.contract.pack import check_pack
-from almanac.platform.publishing import ids
+from almanac.platform.publishing.identity import ids
 from almanac.platform.publishing.models import (
     CheckStatus,
     PluginIdBinding,

@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 import trustme
 
-from almanac.platform.publishing.network import HostFailure
+from almanac.platform.publishing.uploads.network import HostFailure
 from almanac.sandbox.download import (
     MAX_BYTES,
     REASON_LIMIT,
@@ -597,7 +597,8 @@ def test_each_failure_says_whether_anything_on_the_network_answered(
     server: TLSServer, ca: trustme.CA, tmp_path: Path
 ) -> None:
     # The upload checks tell the service's own network from a publisher's URL by this
-    # (almanac.platform.publishing.network); the namespace test adds no name server and no route.
+    # (almanac.platform.publishing.uploads.network); the namespace test adds no name server and
+    # no route.
     server.routes["/missing"] = status(404)
     server.routes["/x"] = body(b"x")
     server.routes["/silent"] = lambda handler: time.sleep(3)

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import trustme
 
-from almanac.platform.publishing.network import HostFailure
+from almanac.platform.publishing.uploads.network import HostFailure
 from almanac.sandbox.download import DownloadError, Source, SourceDownloader
 from tests.conftest import REPO
 from tests.sandbox.tls_server import TableResolver, TLSServer, client_context
@@ -110,7 +110,7 @@ def test_the_production_dialer_reaches_a_checked_public_address() -> None:
         "could not download loop: loop.example.org resolves to 127.0.0.1"
     )
     # Nothing outside the machine answered: what the upload checks read as the service's own
-    # network being down (almanac.platform.publishing.network).
+    # network being down (almanac.platform.publishing.uploads.network).
     assert result["no_route"][0] == HostFailure.NO_ROUTE, result["no_route"]
     assert "Network is unreachable" in result["no_route"][1]
     assert result["no_name_server"][0] == HostFailure.NO_NAME_ANSWER, result["no_name_server"]

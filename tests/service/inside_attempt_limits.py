@@ -30,7 +30,7 @@ from sqlalchemy.orm import Session
 from almanac.api.deps import SESSION_COOKIE
 from almanac.platform import accounts
 from almanac.platform.accounts import Passwords
-from almanac.platform.publishing import domains
+from almanac.platform.publishing.identity import domains
 from almanac.platform.store.engine import make_engine, upgrade_database
 from tests.service.namespace import loopback_up
 from tests.service.up import free_port

@@ -131,7 +131,7 @@ for (const [name, c] of updateCases) {
 }
 
 // review.json: its shape and its example days, as tests/contract/test_conformance_reviews.py
-// runs them against src/almanac/platform/publishing/review.py.
+// runs them against src/almanac/platform/contract/review.py.
 const reviewCases = cases("reviews");
 test("there are review cases", () => assert.ok(reviewCases.length >= 10, `only ${reviewCases.length} review cases`));
 for (const [name, c] of reviewCases) {

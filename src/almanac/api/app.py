@@ -37,8 +37,8 @@ from almanac.api.routes import (
 from almanac.platform.accounts import Passwords
 from almanac.platform.clock import Clock
 from almanac.platform.mail import Mailer
-from almanac.platform.publishing.proof import DomainProver
-from almanac.platform.publishing.uploads import ImportsJudge
+from almanac.platform.publishing.identity.proof import DomainProver
+from almanac.platform.publishing.uploads.uploads import ImportsJudge
 from almanac.platform.store.engine import reading, writing
 from almanac.sandbox.tool_imports import import_problems
 from almanac.sandbox.wellknown import domain_prover as default_domain_prover

@@ -14,8 +14,8 @@ from almanac.platform import accounts
 from almanac.platform.accounts import Account, Passwords
 from almanac.platform.clock import Clock
 from almanac.platform.mail import Mailer, MailError, MailMessage
-from almanac.platform.publishing.proof import DomainProver
-from almanac.platform.publishing.uploads import ImportsJudge
+from almanac.platform.publishing.identity.proof import DomainProver
+from almanac.platform.publishing.uploads.uploads import ImportsJudge
 from almanac.settings import Settings
 
 log = logging.getLogger(__name__)

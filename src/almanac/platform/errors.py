@@ -22,8 +22,8 @@ Our refusal hierarchy (the kind, then the refusals of that kind, by module):
                                       store.retention: PurgeNotOffered
                                       hosting: IdTaken, VersionReused, VersionNotGreater,
                                         VersionKept
-                                      publishing.submission: SubmitRefused
-                                      publishing.upload_states: MoveRefused
+                                      publishing.review.submission: SubmitRefused
+                                      publishing.uploads.upload_states: MoveRefused
   + TooLarge ................... 413  contract.pack: ArchiveTooLarge (also a CodeRefused)
   + Invalid .................... 422  contract.pack: CodeRefused
                                       store.moves: LocalNotApprovable (also a

@@ -14,6 +14,7 @@ from almanac.platform.accounts.tables import organizations
 from almanac.platform.contract.manifest import Manifest, parse_manifest
 from almanac.platform.contract.pack import CodeRefused, PluginCode
 from almanac.platform.contract.problems import Problem
+from almanac.platform.contract.rules import version_key
 from almanac.platform.contract.updates import compare_manifests
 from almanac.platform.errors import Conflict, Invalid
 from almanac.platform.lifecycle import State
@@ -52,10 +53,6 @@ class VersionKept(Conflict):
     code = "PLG-VERSION-KEPT"
 
 
-def _version_key(version: str) -> tuple[int, ...]:
-    return tuple(int(part) for part in version.split("."))
-
-
 def check_version_number(conn: Connection, plugin_id: str, version: str, digest: str) -> None:
     """ "Versioning" rule 3: the same version with different code is refused, and new code must
     carry a version greater than every version of the plug-in kept so far. The current
@@ -86,8 +83,8 @@ def check_version_number(conn: Connection, plugin_id: str, version: str, digest:
             f"version {version} of {plugin_id!r} is kept with different code; "
             "raise the version for every change of the code"
         )
-    newest = max((number for number, _ in kept), key=_version_key)
-    if _version_key(version) <= _version_key(newest):
+    newest = max((number for number, _ in kept), key=version_key)
+    if version_key(version) <= version_key(newest):
         raise VersionNotGreater(
             f"version {version} of {plugin_id!r} does not exceed {newest}, the newest version kept"
         )

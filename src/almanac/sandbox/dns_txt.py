@@ -1,5 +1,5 @@
 """DNS TXT look-ups for the domain proof through dnspython: the `TxtLookup` of
-`platform/publishing/proof.py`."""
+`platform/publishing/identity/proof.py`."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import dns.rdatatype
 import dns.rdtypes.ANY.TXT
 import dns.resolver
 
-from almanac.platform.publishing.proof import TxtLookupFailed
+from almanac.platform.publishing.identity.proof import TxtLookupFailed
 
 DNS_TIMEOUT_SECONDS = 5.0
 """How long one TXT look-up may take, every server and retry included."""

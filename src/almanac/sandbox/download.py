@@ -51,7 +51,7 @@ from typing import Any, Protocol
 import httpcore
 import httpx
 
-from almanac.platform.publishing.network import HostFailure
+from almanac.platform.publishing.uploads.network import HostFailure
 from almanac.sandbox.addresses import AddressRefused, IPAddress, check_resolved, parse_address
 from almanac.sandbox.resolver import ResolveError, Resolver, SystemResolver
 

@@ -1,6 +1,6 @@
 """The imports of an uploaded folder, judged by the tool's own `checkImports` (one rule, one
 function: PLG-IMPORT-OUTSIDE and PLG-IMPORT-PACKAGE) in a Node process: the `ImportsJudge` of
-`platform/publishing/uploads.py`."""
+`platform/publishing/uploads/uploads.py`."""
 
 from __future__ import annotations
 

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import httpx
 
-from almanac.platform.publishing.proof import (
+from almanac.platform.publishing.identity.proof import (
     WELL_KNOWN_PATH,
     DomainProver,
     FileFetchFailed,

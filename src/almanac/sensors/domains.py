@@ -1,7 +1,7 @@
 """The domain re-checks ("Organization domain"; "Limits", Domain re-verification; DECISIONS
 10): a sensor that asks for a run when some verified domain is due, and the asset that runs
 the re-checks, both in the `almanac_publishing` group of their own. Thin adapters over
-`almanac.platform.publishing.domains`."""
+`almanac.platform.publishing.identity.domains`."""
 
 from collections.abc import Callable
 from datetime import datetime
@@ -13,8 +13,8 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from almanac.platform.clock import Clock
 from almanac.platform.mail import Mailer
-from almanac.platform.publishing.domains import due_claims, run_rechecks
-from almanac.platform.publishing.proof import DomainProver
+from almanac.platform.publishing.identity.domains import due_claims, run_rechecks
+from almanac.platform.publishing.identity.proof import DomainProver
 from almanac.platform.store.engine import writing
 from almanac.sensors.runs import evaluation_time
 

@@ -3,7 +3,7 @@ its own (`almanac_checks`, so scheduled plug-in runs in the `almanac` pool are n
 them), started by a sensor for each upload whose checks are queued; the same sensor fails
 every check past its deadline, and queues again the checks that could not run because the
 service's network was down once it is back (telling the operators, once a day, while it is
-not). Thin adapters over `almanac.platform.publishing.check_queue` and `check_pipeline`."""
+not). Thin adapters over `almanac.platform.publishing.uploads.check_queue` and `check_pipeline`."""
 
 import tempfile
 from collections.abc import Callable, Mapping
@@ -19,21 +19,21 @@ from almanac.platform.alerts.send import send_network_alert
 from almanac.platform.clock import Clock
 from almanac.platform.contract.manifest import Manifest
 from almanac.platform.mail import Mailer, send_all
-from almanac.platform.publishing.check_pipeline import (
+from almanac.platform.publishing.uploads.check_pipeline import (
     CheckSubject,
     HostVersionChecks,
     UploadChecks,
     run_checks,
 )
-from almanac.platform.publishing.check_queue import (
+from almanac.platform.publishing.uploads.check_queue import (
     expire_overdue,
     network_outage,
     queued_uploads,
     queued_versions,
     requeue_for_network,
 )
-from almanac.platform.publishing.network import Probe, probe_reached
-from almanac.platform.publishing.room_checks import (
+from almanac.platform.publishing.uploads.network import Probe, probe_reached
+from almanac.platform.publishing.uploads.room_checks import (
     RoomOutcome,
     RoomRun,
     Sources,

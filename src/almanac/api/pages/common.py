@@ -30,6 +30,7 @@ from almanac.api.problems import ProblemError, retry_after, status_of
 from almanac.platform import accounts
 from almanac.platform.accounts import Account, StaffRole
 from almanac.platform.errors import Refusal
+from almanac.platform.reader.words import MONTHS, WEEKDAYS
 
 HERE = Path(__file__).resolve().parent
 TEMPLATES = HERE / "templates"
@@ -59,22 +60,6 @@ SECURITY_HEADERS: Mapping[str, str] = {
     # Pages carry a person's own data and tokens: never kept by a shared cache.
     "Cache-Control": "no-store",
 }
-
-WEEKDAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
-MONTHS = (
-    "January",
-    "February",
-    "March",
-    "April",
-    "May",
-    "June",
-    "July",
-    "August",
-    "September",
-    "October",
-    "November",
-    "December",
-)
 
 
 def long_date(value: date | str) -> str:

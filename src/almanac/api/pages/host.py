@@ -47,9 +47,10 @@ from almanac.api.schemas.host import (
 from almanac.platform import accounts, audience
 from almanac.platform.accounts.models import InvitationRequest
 from almanac.platform.alerts import send as alerts
-from almanac.platform.publishing import invitations, listings
-from almanac.platform.publishing.check_queue import network_outage
-from almanac.platform.publishing.network import RETRY_WITHOUT_PROBE
+from almanac.platform.publishing.identity import invitations
+from almanac.platform.publishing.publication import listings
+from almanac.platform.publishing.uploads.check_queue import network_outage
+from almanac.platform.publishing.uploads.network import RETRY_WITHOUT_PROBE
 from almanac.platform.store import moves
 from almanac.platform.store.held import decide_held
 from almanac.platform.store.plugins import all_plugins

@@ -37,20 +37,13 @@ from almanac.platform.accounts.organizations import MANAGERS
 from almanac.platform.agents.tokens import AgentView
 from almanac.platform.contract.pack import MAX_ARCHIVE_BYTES
 from almanac.platform.mail import send_all
-from almanac.platform.publishing import (
-    agreement,
-    domains,
-    gate,
-    ids,
-    listings,
-    notices,
-    publication,
-    submission,
-    uploads,
-)
+from almanac.platform.publishing.identity import agreement, domains, ids
+from almanac.platform.publishing.identity.roles import require_member
 from almanac.platform.publishing.models import Attestation, UploadState
-from almanac.platform.publishing.roles import require_member
-from almanac.platform.publishing.submission import ATTESTATION_WORDS
+from almanac.platform.publishing.publication import listings, notices, publication
+from almanac.platform.publishing.review import gate, submission
+from almanac.platform.publishing.review.submission import ATTESTATION_WORDS
+from almanac.platform.publishing.uploads import uploads
 from almanac.platform.store.reading import last_runs
 
 router = APIRouter(prefix="/portal", include_in_schema=False)

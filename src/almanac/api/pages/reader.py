@@ -17,8 +17,6 @@ from fastapi.responses import Response
 from almanac.api.deps import Context, Db, Now
 from almanac.api.pages.account import safe_next
 from almanac.api.pages.common import (
-    MONTHS,
-    WEEKDAYS,
     Form,
     MaybeAccount,
     PageAccount,
@@ -36,6 +34,7 @@ from almanac.platform.audience import ReportCategory
 from almanac.platform.reader import MAX_DAYS
 from almanac.platform.reader.month import CellLine, month_cell
 from almanac.platform.reader.render import Section
+from almanac.platform.reader.words import MONTHS, WEEKDAYS
 
 router = APIRouter(include_in_schema=False)
 

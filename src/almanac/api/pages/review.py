@@ -13,10 +13,10 @@ from almanac.api.deps import Context, Db, Now
 from almanac.api.pages.common import Form, PageAccount, redirect, refusals, render, text_field
 from almanac.api.schemas import RowIdPath
 from almanac.api.schemas.review import ReviewDecisionIn
+from almanac.platform.contract.review import review_sheet
 from almanac.platform.mail import send_all
-from almanac.platform.publishing import desk
-from almanac.platform.publishing.diff import diff_table
-from almanac.platform.publishing.review import review_sheet
+from almanac.platform.publishing.review import desk
+from almanac.platform.publishing.uploads.diff import diff_table
 
 router = APIRouter(prefix="/review", include_in_schema=False)
 

@@ -13,7 +13,7 @@ from fastapi.responses import Response
 from almanac.api.deps import Db, Now
 from almanac.api.pages.common import Form, PageAccount, redirect, refusals, render
 from almanac.platform.contract.listing import CATEGORIES
-from almanac.platform.publishing import storefront
+from almanac.platform.publishing.publication import storefront
 
 router = APIRouter(prefix="/store", include_in_schema=False)
 

@@ -46,11 +46,13 @@ from almanac.platform.accounts import Account
 from almanac.platform.agents import AgentAction
 from almanac.platform.contract.pack import MAX_ARCHIVE_BYTES
 from almanac.platform.contract.problems import docs_link
-from almanac.platform.publishing import agreement, domains, gate, ids, submission, uploads
-from almanac.platform.publishing.agreement import Acceptance, AgreementVersion
-from almanac.platform.publishing.domains import DomainStatus
-from almanac.platform.publishing.ids import IdBinding
-from almanac.platform.publishing.roles import require_member
+from almanac.platform.publishing.identity import agreement, domains, ids
+from almanac.platform.publishing.identity.agreement import Acceptance, AgreementVersion
+from almanac.platform.publishing.identity.domains import DomainStatus
+from almanac.platform.publishing.identity.ids import IdBinding
+from almanac.platform.publishing.identity.roles import require_member
+from almanac.platform.publishing.review import gate, submission
+from almanac.platform.publishing.uploads import uploads
 
 router = APIRouter(prefix="/portal", tags=["portal"])
 

@@ -22,8 +22,8 @@ from almanac.api.schemas.reader import ReportOut
 from almanac.platform import audience
 from almanac.platform.agents import AgentAction
 from almanac.platform.mail import send_all
-from almanac.platform.publishing import listings, notices, publication
-from almanac.platform.publishing.listings import ListingView
+from almanac.platform.publishing.publication import listings, notices, publication
+from almanac.platform.publishing.publication.listings import ListingView
 
 router = APIRouter(prefix="/portal", tags=["portal"])
 

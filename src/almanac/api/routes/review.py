@@ -19,8 +19,8 @@ from almanac.api.schemas.review import (
     SentBackOut,
 )
 from almanac.platform.mail import send_all
-from almanac.platform.publishing import desk
-from almanac.platform.publishing.decisions import DecisionView
+from almanac.platform.publishing.review import desk
+from almanac.platform.publishing.uploads.decisions import DecisionView
 
 router = APIRouter(prefix="/review", tags=["review"])
 

@@ -25,8 +25,8 @@ from almanac.api.schemas.staff import (
 from almanac.platform import accounts
 from almanac.platform.accounts import StaffGrant
 from almanac.platform.mail import outbox
-from almanac.platform.publishing import agreement, invitations
-from almanac.platform.publishing.invitations import DecisionMade
+from almanac.platform.publishing.identity import agreement, invitations
+from almanac.platform.publishing.identity.invitations import DecisionMade
 
 router = APIRouter(prefix="/staff", tags=["staff"])
 

@@ -11,7 +11,7 @@ from almanac.api.deps import CurrentAccount, Db, Now
 from almanac.api.schemas.reader import Language
 from almanac.api.schemas.store import StoreEntryOut, StoreExampleDayOut, StorePageOut
 from almanac.platform.contract.listing import CATEGORIES
-from almanac.platform.publishing import storefront
+from almanac.platform.publishing.publication import storefront
 
 router = APIRouter(prefix="/store", tags=["store"])
 

@@ -13,7 +13,7 @@ from sqlalchemy import Connection
 from almanac.api.schemas import RowId
 from almanac.platform import hosting
 from almanac.platform.contract.problems import Problem, docs_link
-from almanac.platform.publishing.check_queue import version_room_checks
+from almanac.platform.publishing.uploads.check_queue import version_room_checks
 from almanac.platform.store.history import RecordedMove, plugin_moves
 from almanac.platform.store.moves import ROLLBACK_REASON_MAX, TAKEDOWN_MESSAGE_MAX
 from almanac.platform.store.plugins import PluginStatus, plugin_status

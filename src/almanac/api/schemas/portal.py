@@ -11,8 +11,9 @@ from pydantic import BaseModel, Field
 
 from almanac.api.schemas import INTEGER_ID_MAX
 from almanac.api.schemas.host import FindingOut
-from almanac.platform.publishing import submission, uploads
 from almanac.platform.publishing.models import Attestation, CheckStatus, Verdict
+from almanac.platform.publishing.review import submission
+from almanac.platform.publishing.uploads import uploads
 
 AgreementVersionPath = Annotated[int, Path(ge=1, le=INTEGER_ID_MAX)]
 

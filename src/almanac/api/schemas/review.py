@@ -10,8 +10,8 @@ from pydantic import BaseModel, Field
 
 from almanac.api.schemas.host import FindingOut
 from almanac.api.schemas.portal import AttestationOut, UploadOut
-from almanac.platform.publishing.desk import NOTE_MAX, REASON_MAX
 from almanac.platform.publishing.models import Verdict
+from almanac.platform.publishing.review.desk import NOTE_MAX, REASON_MAX
 
 
 class ReviewQueueEntryOut(BaseModel):

@@ -29,7 +29,7 @@ from almanac.platform.accounts.secret import new_secret, secret_hash
 from almanac.platform.agents.models import DeviceCode, DeviceCodeState
 from almanac.platform.agents.tokens import NewAgentToken, issue_token
 from almanac.platform.errors import Conflict, Forbidden, NotFound
-from almanac.platform.publishing.roles import require_manager
+from almanac.platform.publishing.identity.roles import require_manager
 
 log = logging.getLogger(__name__)
 

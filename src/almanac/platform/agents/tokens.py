@@ -20,7 +20,7 @@ from almanac.platform.accounts.secret import new_secret, secret_hash
 from almanac.platform.agents.access import AgentGrant
 from almanac.platform.agents.models import AgentToken, DeviceCode, RevokeReason
 from almanac.platform.errors import NotFound
-from almanac.platform.publishing.roles import require_manager
+from almanac.platform.publishing.identity.roles import require_manager
 
 log = logging.getLogger(__name__)
 

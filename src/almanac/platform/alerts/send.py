@@ -33,9 +33,9 @@ from almanac.platform.alerts.rules import (
 )
 from almanac.platform.errors import Invalid
 from almanac.platform.mail import Mailer, MailError, MailMessage
-from almanac.platform.publishing.check_queue import NetworkOutage
-from almanac.platform.publishing.network import RETRY_WITHOUT_PROBE, Probe
-from almanac.platform.publishing.roles import manager_addresses
+from almanac.platform.publishing.identity.roles import manager_addresses
+from almanac.platform.publishing.uploads.check_queue import NetworkOutage
+from almanac.platform.publishing.uploads.network import RETRY_WITHOUT_PROBE, Probe
 
 log = logging.getLogger(__name__)
 
@@ -214,24 +214,27 @@ class AlertSent:
     undelivered: list[str]
 
 
-def _claim(
-    sessions: sessionmaker[Session],
-    facts: PluginFacts,
-    cause: Cause,
-    subject: str,
-    detail: str,
-    to: list[str],
-    now: datetime,
-) -> int | None:
+@dataclass(frozen=True, slots=True)
+class _Alert:
+    """One alert to keep and mail: `to` holds each recipient with the link its mail carries."""
+
+    plugin_id: str | None
+    cause: Cause
+    subject: str
+    detail: str
+    to: dict[str, str | None]
+
+
+def _keep(sessions: sessionmaker[Session], alert: _Alert, now: datetime) -> int | None:
     """Keep the alert before sending it; None when another evaluation kept it today."""
     with sessions() as db:
         row = SentAlert(
-            plugin_id=facts.plugin_id,
-            cause=str(cause),
+            plugin_id=alert.plugin_id,
+            cause=str(alert.cause),
             day=alert_day(now),
-            subject=subject,
-            detail=detail,
-            recipients=to,
+            subject=alert.subject,
+            detail=alert.detail,
+            recipients=list(alert.to),
             undelivered=[],
             sent_at=now,
         )
@@ -242,6 +245,30 @@ def _claim(
             db.rollback()
             return None
         return row.id
+
+
+def _keep_and_mail(
+    sessions: sessionmaker[Session], mailer: Mailer, alert: _Alert, now: datetime
+) -> AlertSent | None:
+    """Keep the alert first (so a second evaluation the same day sends nothing), then mail it
+    to each recipient; an address the mail could not be handed to is logged and kept as
+    undelivered. None when it was kept today already."""
+    alert_id = _keep(sessions, alert, now)
+    if alert_id is None:
+        return None
+    undelivered: list[str] = []
+    for address, link in alert.to.items():
+        try:
+            mailer.send(_message(address, alert.subject, alert.detail, link), now)
+        except MailError as error:
+            log.warning("alert %r to %s not sent: %s", alert.subject, address, error)
+            undelivered.append(address)
+    if undelivered:
+        with sessions() as db, db.begin():
+            kept = db.get(SentAlert, alert_id)
+            assert kept is not None
+            kept.undelivered = undelivered
+    return AlertSent(alert.plugin_id, alert.cause, list(alert.to), undelivered)
 
 
 def send_alerts(
@@ -272,27 +299,16 @@ def send_alerts(
                 plan.append((facts, cause, list(operators), list(publishers)))
     done: list[AlertSent] = []
     for facts, cause, to_operators, to_publishers in plan:
-        subject = _subject(facts, cause)
-        detail = _detail(facts, cause)
-        to = list(dict.fromkeys([*to_operators, *to_publishers]))
-        alert_id = _claim(sessions, facts, cause, subject, detail, to, now)
-        if alert_id is None:
-            continue
+        # Only the operators' mail links the host's page of the plug-in.
         host_link = f"{base_url}/host/plugins/{facts.plugin_id}" if base_url else None
-        undelivered: list[str] = []
-        for address in to:
-            link = host_link if address in to_operators else None
-            try:
-                mailer.send(_message(address, subject, detail, link), now)
-            except MailError as error:
-                log.warning("alert %r to %s not sent: %s", subject, address, error)
-                undelivered.append(address)
-        if undelivered:
-            with sessions() as db, db.begin():
-                kept = db.get(SentAlert, alert_id)
-                assert kept is not None
-                kept.undelivered = undelivered
-        done.append(AlertSent(facts.plugin_id, cause, to, undelivered))
+        to = {
+            address: host_link if address in to_operators else None
+            for address in [*to_operators, *to_publishers]
+        }
+        alert = _Alert(facts.plugin_id, cause, _subject(facts, cause), _detail(facts, cause), to)
+        sent = _keep_and_mail(sessions, mailer, alert, now)
+        if sent is not None:
+            done.append(sent)
     return done
 
 
@@ -338,48 +354,23 @@ def send_network_alert(
     """Tell the operators' alert recipients that the service's network is down (checks could
     not run), at most once a UTC day: kept first in `alerts_sent` with no plug-in (a second
     evaluation the same day sends nothing), then mailed. None when it was sent today already."""
-    day = alert_day(now)
     with sessions() as db:
         sent = db.scalar(
             select(SentAlert.id).where(
                 SentAlert.plugin_id.is_(None),
                 SentAlert.cause == str(Cause.NETWORK),
-                SentAlert.day == day,
+                SentAlert.day == alert_day(now),
             )
         )
         if sent is not None:
             return None
         to = recipients(db).addresses
-        subject = "Almanac: the service could not reach the network"
-        detail = network_alert_detail(outage, probe)
-        row = SentAlert(
-            plugin_id=None,
-            cause=str(Cause.NETWORK),
-            day=day,
-            subject=subject,
-            detail=detail,
-            recipients=to,
-            undelivered=[],
-            sent_at=now,
-        )
-        db.add(row)
-        try:
-            db.commit()
-        except IntegrityError:
-            db.rollback()
-            return None
-        alert_id = row.id
     link = f"{base_url}/host" if base_url else None
-    undelivered: list[str] = []
-    for address in to:
-        try:
-            mailer.send(_message(address, subject, detail, link), now)
-        except MailError as error:
-            log.warning("alert %r to %s not sent: %s", subject, address, error)
-            undelivered.append(address)
-    if undelivered:
-        with sessions() as db, db.begin():
-            kept = db.get(SentAlert, alert_id)
-            assert kept is not None
-            kept.undelivered = undelivered
-    return AlertSent(None, Cause.NETWORK, to, undelivered)
+    alert = _Alert(
+        plugin_id=None,
+        cause=Cause.NETWORK,
+        subject="Almanac: the service could not reach the network",
+        detail=network_alert_detail(outage, probe),
+        to=dict.fromkeys(to, link),
+    )
+    return _keep_and_mail(sessions, mailer, alert, now)

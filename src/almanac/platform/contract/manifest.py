@@ -33,6 +33,7 @@ from almanac.platform.contract.rules import (
     named_zones,
     source_url_problem,
     url_host,
+    version_key,
 )
 from almanac.platform.contract.schedule import max_runs_per_day, parse_schedule
 from almanac.platform.contract.windows import Window, parse_window
@@ -171,8 +172,7 @@ class Manifest:
 
     @property
     def version_tuple(self) -> tuple[int, int, int]:
-        major, minor, patch = self.version.split(".")
-        return int(major), int(minor), int(patch)
+        return version_key(self.version)
 
     def series_by_key(self) -> dict[str, Series]:
         return {series.key: series for series in self.series}

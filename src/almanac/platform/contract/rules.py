@@ -59,6 +59,13 @@ JavaScript's `\\s` counts as whitespace, listed explicitly so both implementatio
 MAX_FLOAT = 1.7976931348623157e308
 
 
+def version_key(version: str) -> tuple[int, int, int]:
+    """A version that matched `VERSION_PATTERN` as its three numbers, which compare as
+    versions do ("Versioning" 3: new code carries a version greater than every one kept)."""
+    major, minor, patch = version.split(".")
+    return int(major), int(minor), int(patch)
+
+
 def is_integer(value: Any) -> bool:
     """A JSON integer: an int, or a float with no fraction (JavaScript cannot tell 1.0 from 1).
     Booleans are not integers."""

@@ -217,8 +217,8 @@ class Verdict(StrEnum):
 
 class CheckStatus(StrEnum):
     """The named status of one check of an uploaded version; passed and failed are final.
-    `could_not_run`: the service's own network was down (`publishing.network`), which says
-    nothing of the version; the check runs again by itself once the network is back."""
+    `could_not_run`: the service's own network was down (`publishing.uploads.network`), which
+    says nothing of the version; the check runs again by itself once the network is back."""
 
     QUEUED = "queued"
     RUNNING = "running"

@@ -44,8 +44,9 @@ def spoken(text: str, unit: str | None) -> str:
     return f"{text} {UNIT_WORDS.get(unit, unit)}"
 
 
-_WEEKDAY_NAMES = ("Sunday", "Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday")
-_MONTH_NAMES = (
+WEEKDAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
+"""The days' names, Monday first, as `date.weekday()` counts them."""
+MONTHS = (
     "January",
     "February",
     "March",
@@ -59,6 +60,7 @@ _MONTH_NAMES = (
     "November",
     "December",
 )
+"""The months' names, January first."""
 _WORKING_WEEK = frozenset({1, 2, 3, 4, 5})
 
 
@@ -80,15 +82,16 @@ def _step(values: Sequence[int], span: int) -> int | None:
 def _days(schedule: Schedule) -> str:
     months = None
     if schedule.months is not None:
-        months = _listed([_MONTH_NAMES[m - 1] for m in sorted(schedule.months)])
+        months = _listed([MONTHS[m - 1] for m in sorted(schedule.months)])
     week = None
     if schedule.days_of_week is not None:
         weekdays = {d % 7 for d in schedule.days_of_week}
         if weekdays == _WORKING_WEEK:
             week = "every weekday"
         else:
-            monday_first = sorted(weekdays, key=lambda d: (d + 6) % 7)
-            week = "every " + _listed([_WEEKDAY_NAMES[d] for d in monday_first])
+            # The schedule counts from Sunday (0); the names from Monday.
+            monday_first = sorted((d + 6) % 7 for d in weekdays)
+            week = "every " + _listed([WEEKDAYS[d] for d in monday_first])
     if schedule.days_of_month is not None:
         numbers = sorted(schedule.days_of_month)
         which = "day" if len(numbers) == 1 else "days"

@@ -28,14 +28,14 @@ from almanac.platform.contract.context import (
 from almanac.platform.contract.manifest import Manifest
 from almanac.platform.contract.problems import Problem
 from almanac.platform.contract.records import check_batch
+from almanac.platform.contract.review import review_example_problems
 from almanac.platform.publishing.models import CheckStatus
-from almanac.platform.publishing.network import (
+from almanac.platform.publishing.uploads.network import (
     HostFailure,
     Probe,
     every_host_failed_a_network_way,
     service_network_is_down,
 )
-from almanac.platform.publishing.review import review_example_problems
 
 ROOM_CHECKS = ("fixtures", "cases", "examples", "sources", "links")
 """The locked-room checks: the fixtures run twice (identical, equal to fixtures/records.jsonl),

@@ -28,29 +28,30 @@ from almanac.platform.accounts.organizations import current_membership
 from almanac.platform.accounts.staff import has_staff_role
 from almanac.platform.contract.pack import read_pack
 from almanac.platform.contract.problems import Problem
+from almanac.platform.contract.review import REVIEW_FILE
 from almanac.platform.errors import Conflict, Forbidden, Invalid, NotFound
 from almanac.platform.mail import MailMessage
-from almanac.platform.publishing.decisions import (
-    DecisionView,
-    decision_view,
-    decisions_of,
-    decisions_on,
-)
-from almanac.platform.publishing.diff import structured
-from almanac.platform.publishing.domains import current_domain
-from almanac.platform.publishing.gate import is_update, review_document, reviewed_digest
+from almanac.platform.publishing.identity.domains import current_domain
 from almanac.platform.publishing.models import (
     PortalUpload,
     ReviewDecision,
     UploadState,
     Verdict,
 )
-from almanac.platform.publishing.notices import tell_managers
-from almanac.platform.publishing.publication import publish_approved
-from almanac.platform.publishing.review import REVIEW_FILE
-from almanac.platform.publishing.submission import AttestationMade, attestations_of
-from almanac.platform.publishing.upload_states import move
-from almanac.platform.publishing.uploads import UploadView, upload_view
+from almanac.platform.publishing.publication.notices import tell_managers
+from almanac.platform.publishing.publication.publication import publish_approved
+from almanac.platform.publishing.review.gate import is_update
+from almanac.platform.publishing.review.submission import AttestationMade, attestations_of
+from almanac.platform.publishing.uploads.decisions import (
+    DecisionView,
+    decision_view,
+    decisions_of,
+    decisions_on,
+)
+from almanac.platform.publishing.uploads.diff import structured
+from almanac.platform.publishing.uploads.review_information import review_document, reviewed_digest
+from almanac.platform.publishing.uploads.upload_states import move
+from almanac.platform.publishing.uploads.uploads import UploadView, upload_view
 from almanac.platform.store.models import StoreListing
 from almanac.platform.store.tables import blobs, plugins, version_files, versions
 

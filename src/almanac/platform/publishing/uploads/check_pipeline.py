@@ -29,17 +29,17 @@ from almanac.platform.contract.manifest import parse_manifest
 from almanac.platform.contract.pack import check_code, read_pack
 from almanac.platform.contract.problems import Problem
 from almanac.platform.mail import Mailer, MailMessage, send_all
-from almanac.platform.publishing.check_queue import settle_upload
-from almanac.platform.publishing.diff import record_diff
 from almanac.platform.publishing.models import (
     CheckStatus,
     PortalUpload,
-    ReviewInformation,
     UploadCheck,
     UploadState,
     VersionCheckInput,
 )
-from almanac.platform.publishing.room_checks import (
+from almanac.platform.publishing.uploads.check_queue import settle_upload
+from almanac.platform.publishing.uploads.diff import record_diff
+from almanac.platform.publishing.uploads.review_information import sent_review
+from almanac.platform.publishing.uploads.room_checks import (
     FIXTURE_CHECKS,
     NetworkJudge,
     RoomFolder,
@@ -50,7 +50,7 @@ from almanac.platform.publishing.room_checks import (
     links_check,
     sources_check,
 )
-from almanac.platform.publishing.upload_states import move_check
+from almanac.platform.publishing.uploads.upload_states import move_check
 from almanac.platform.store.reading import series_state
 from almanac.platform.store.tables import blobs, version_files, versions
 
@@ -279,13 +279,6 @@ def _stored_state(
     with sessions() as db:
         found = series_state(db.connection(), folder.manifest.id, keys, today)
     return {key: (state.last, state.count) for key, state in found.items()}
-
-
-def sent_review(db: Session, upload_id: int) -> bytes | None:
-    """The review information sent separately for an upload (it takes the place of the
-    upload's review.json), as review.json's bytes; None when none was sent."""
-    row = db.get(ReviewInformation, upload_id)
-    return None if row is None else json.dumps(row.document, ensure_ascii=False).encode()
 
 
 def _upload_folder(upload: PortalUpload, review: bytes | None = None) -> RoomFolder:

@@ -14,9 +14,9 @@ from almanac.platform.accounts.models import Account
 from almanac.platform.contract.manifest import is_reserved_id
 from almanac.platform.contract.rules import ID_PATTERN
 from almanac.platform.errors import Conflict, Forbidden, Invalid
-from almanac.platform.publishing.domains import current_domain
+from almanac.platform.publishing.identity.domains import current_domain
+from almanac.platform.publishing.identity.roles import require_manager, require_member
 from almanac.platform.publishing.models import BindingKind, PluginIdBinding
-from almanac.platform.publishing.roles import require_manager, require_member
 from almanac.platform.store.models import Plugin
 
 log = logging.getLogger(__name__)

@@ -11,8 +11,8 @@ from sqlalchemy.orm import Session
 
 from almanac.platform.accounts.models import Account
 from almanac.platform.mail import MailMessage
+from almanac.platform.publishing.identity.roles import manager_addresses, require_member
 from almanac.platform.publishing.models import PortalNotice
-from almanac.platform.publishing.roles import manager_addresses, require_member
 
 NOTICES_SHOWN = 100
 

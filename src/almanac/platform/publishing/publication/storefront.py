@@ -25,10 +25,10 @@ from almanac.platform.contract.listing import CATEGORIES
 from almanac.platform.contract.names import pick_name
 from almanac.platform.contract.pack import read_pack
 from almanac.platform.errors import Invalid
-from almanac.platform.publishing.domains import DomainStatus, current_domain
-from almanac.platform.publishing.listings import ListingView, listing_view
+from almanac.platform.publishing.identity.domains import DomainStatus, current_domain
 from almanac.platform.publishing.models import PortalUpload
-from almanac.platform.publishing.uploads import RECORDS_FILE
+from almanac.platform.publishing.publication.listings import ListingView, listing_view
+from almanac.platform.publishing.uploads.uploads import RECORDS_FILE
 from almanac.platform.reader.render import Day, render_days
 from almanac.platform.reader.words import schedule_words
 from almanac.platform.store.installable import in_store_clause

@@ -14,8 +14,8 @@ and `checked` (the checks of "checks"), checks run again (re-run, review informa
 withdrawn by the publisher from any state before publishing (README, Upload states).
 
 A check's status has its own small table: queued, running, then passed or failed, or could
-not run when the service's own network was down (`publishing.network`), which is not final:
-the check is queued again once the network is back.
+not run when the service's own network was down (`publishing.uploads.network`), which is not
+final: the check is queued again once the network is back.
 """
 
 from __future__ import annotations

@@ -14,11 +14,11 @@ from sqlalchemy.orm import Session
 from almanac.platform.accounts.models import Account
 from almanac.platform.errors import Conflict, Invalid, NotFound
 from almanac.platform.mail import MailMessage
-from almanac.platform.publishing.ids import retire_id
+from almanac.platform.publishing.identity.ids import retire_id
+from almanac.platform.publishing.identity.roles import require_manager, require_member, who
 from almanac.platform.publishing.models import PortalUpload, UploadState
-from almanac.platform.publishing.notices import tell_managers
-from almanac.platform.publishing.roles import require_manager, require_member, who
-from almanac.platform.publishing.upload_states import move
+from almanac.platform.publishing.publication.notices import tell_managers
+from almanac.platform.publishing.uploads.upload_states import move
 from almanac.platform.store import moves
 from almanac.platform.store.history import RecordedMove, log_move, plugin_moves
 from almanac.platform.store.models import StoreListing

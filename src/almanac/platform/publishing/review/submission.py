@@ -17,9 +17,10 @@ from almanac.platform.accounts.models import Account
 from almanac.platform.contract.manifest import parse_manifest
 from almanac.platform.contract.pack import CodeRefused
 from almanac.platform.contract.problems import Problem
+from almanac.platform.contract.review import review_completeness, review_problems
 from almanac.platform.errors import Conflict
-from almanac.platform.publishing.agreement import accepted_version
-from almanac.platform.publishing.gate import is_update, review_document, submission_reasons
+from almanac.platform.publishing.identity.agreement import accepted_version
+from almanac.platform.publishing.identity.roles import require_manager, require_member
 from almanac.platform.publishing.models import (
     PREPARING,
     Attestation,
@@ -28,10 +29,10 @@ from almanac.platform.publishing.models import (
     UploadAttestation,
     UploadState,
 )
-from almanac.platform.publishing.review import review_completeness, review_problems
-from almanac.platform.publishing.roles import require_manager, require_member
-from almanac.platform.publishing.upload_states import move
-from almanac.platform.publishing.uploads import (
+from almanac.platform.publishing.review.gate import is_update, submission_reasons
+from almanac.platform.publishing.uploads.review_information import review_document
+from almanac.platform.publishing.uploads.upload_states import move
+from almanac.platform.publishing.uploads.uploads import (
     UploadView,
     rerun_checks,
     upload_row,

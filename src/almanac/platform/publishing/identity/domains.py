@@ -15,7 +15,19 @@ from almanac.platform.accounts.models import Account, Organization
 from almanac.platform.errors import Conflict, NotFound
 from almanac.platform.limits import DOMAIN_CHECKS_PER_ORGANIZATION, count_attempt
 from almanac.platform.mail import Mailer, MailMessage, send_all
-from almanac.platform.publishing.domain_names import claimable_domain
+from almanac.platform.publishing.identity.domain_names import claimable_domain
+from almanac.platform.publishing.identity.proof import (
+    DomainProver,
+    ProofResult,
+    proof_value,
+    txt_name,
+    well_known_url,
+)
+from almanac.platform.publishing.identity.roles import (
+    manager_addresses,
+    require_manager,
+    require_member,
+)
 from almanac.platform.publishing.models import (
     CheckKind,
     DomainCheck,
@@ -23,14 +35,6 @@ from almanac.platform.publishing.models import (
     DomainState,
     ProofWay,
 )
-from almanac.platform.publishing.proof import (
-    DomainProver,
-    ProofResult,
-    proof_value,
-    txt_name,
-    well_known_url,
-)
-from almanac.platform.publishing.roles import manager_addresses, require_manager, require_member
 
 log = logging.getLogger(__name__)
 

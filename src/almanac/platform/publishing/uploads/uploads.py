@@ -18,24 +18,25 @@ from almanac.platform.contract.listing import check_listing
 from almanac.platform.contract.manifest import Manifest
 from almanac.platform.contract.pack import CodeRefused, PluginCode, check_code, read_pack
 from almanac.platform.contract.problems import Problem
+from almanac.platform.contract.review import REVIEW_FILE, review_problems
+from almanac.platform.contract.rules import version_key
 from almanac.platform.errors import Conflict, NotFound, RateLimited
 from almanac.platform.hosting import update_findings
 from almanac.platform.lifecycle import Trigger
-from almanac.platform.publishing.check_pipeline import sent_review
-from almanac.platform.publishing.check_queue import CheckView, check_view, queue_room_checks
-from almanac.platform.publishing.decisions import DecisionView, decisions_of
-from almanac.platform.publishing.diff import structured
-from almanac.platform.publishing.domains import current_domain
-from almanac.platform.publishing.ids import bind_on_upload
+from almanac.platform.publishing.identity.domains import current_domain
+from almanac.platform.publishing.identity.ids import bind_on_upload
+from almanac.platform.publishing.identity.roles import require_manager, require_member
 from almanac.platform.publishing.models import (
     CheckStatus,
     PortalUpload,
     UploadCheck,
     UploadState,
 )
-from almanac.platform.publishing.review import REVIEW_FILE, review_problems
-from almanac.platform.publishing.roles import require_manager, require_member
-from almanac.platform.publishing.upload_states import allows, move, move_check
+from almanac.platform.publishing.uploads.check_queue import CheckView, check_view, queue_room_checks
+from almanac.platform.publishing.uploads.decisions import DecisionView, decisions_of
+from almanac.platform.publishing.uploads.diff import structured
+from almanac.platform.publishing.uploads.review_information import sent_review
+from almanac.platform.publishing.uploads.upload_states import allows, move, move_check
 from almanac.platform.store.tables import moves, versions
 
 log = logging.getLogger(__name__)
@@ -236,10 +237,6 @@ def fixture_dates(files: Mapping[str, bytes]) -> set[date]:
     return days
 
 
-def _version_key(version: str) -> tuple[int, ...]:
-    return tuple(int(part) for part in version.split("."))
-
-
 def _same_code(db: Session, organization_id: int, code: PluginCode) -> tuple[int | None, bool]:
     """ "Versioning" 3 for an upload: (the first live upload of the same code, whether the code
     is a published version). Refused: the same version with other code (PLG-VERSION-REUSED),
@@ -256,8 +253,8 @@ def _same_code(db: Session, organization_id: int, code: PluginCode) -> tuple[int
                 "version for every change of the code",
                 code="PLG-VERSION-REUSED",
             )
-        newest = max((number for number, _ in published), key=_version_key, default=None)
-        if newest is not None and _version_key(version) <= _version_key(newest):
+        newest = max((number for number, _ in published), key=version_key, default=None)
+        if newest is not None and version_key(version) <= version_key(newest):
             raise Conflict(
                 f"version {version} of {plugin_id!r} does not exceed {newest}, the newest "
                 "version published",

@@ -12,8 +12,8 @@ from sqlalchemy.orm import Session
 
 from almanac.platform.accounts.models import Account
 from almanac.platform.errors import Conflict, Invalid, NotFound
+from almanac.platform.publishing.identity.roles import require_manager, require_member
 from almanac.platform.publishing.models import AgreementAcceptance, PostedAgreementVersion
-from almanac.platform.publishing.roles import require_manager, require_member
 
 log = logging.getLogger(__name__)
 

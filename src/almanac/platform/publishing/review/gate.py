@@ -3,7 +3,6 @@ with every reason it may not (`submission_gate`, `submission_reasons`)."""
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -11,12 +10,11 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from almanac.platform.contract.manifest import parse_manifest
-from almanac.platform.contract.pack import read_pack
 from almanac.platform.contract.problems import Problem
-from almanac.platform.publishing.agreement import accepted_in_effect, version_in_effect
-from almanac.platform.publishing.check_pipeline import sent_review
-from almanac.platform.publishing.domains import current_domain
-from almanac.platform.publishing.invitations import is_invited
+from almanac.platform.contract.review import review_completeness
+from almanac.platform.publishing.identity.agreement import accepted_in_effect, version_in_effect
+from almanac.platform.publishing.identity.domains import current_domain
+from almanac.platform.publishing.identity.invitations import is_invited
 from almanac.platform.publishing.models import (
     Attestation,
     CheckStatus,
@@ -26,7 +24,7 @@ from almanac.platform.publishing.models import (
     UploadCheck,
     UploadState,
 )
-from almanac.platform.publishing.review import REVIEW_FILE, review_completeness
+from almanac.platform.publishing.uploads.review_information import review_document
 from almanac.platform.store.tables import plugins
 
 IN_REVIEW_AT_ONCE = 5
@@ -84,30 +82,6 @@ def submission_gate(db: Session, organization_id: int, now: datetime) -> GateAns
         )
         reasons.append(Problem("AGREEMENT-NOT-ACCEPTED", message, "agreement"))
     return GateAnswer(organization_id, tuple(reasons))
-
-
-def review_document(db: Session, upload: PortalUpload) -> bytes | None:
-    """The review information of an upload: what was sent separately, else its review.json."""
-    sent = sent_review(db, upload.id)
-    if sent is not None:
-        return sent
-    return read_pack(upload.archive).files.get(REVIEW_FILE)
-
-
-def reviewed_digest(db: Session, upload: PortalUpload) -> str:
-    """ "Version in the portal", in review: the digest of exactly what a reviewer reviews (every
-    uploaded file, the review information in force and the attestations made). An approval
-    names it, and binds only that content: any later change gives another digest."""
-    review = review_document(db, upload) or b""
-    made = sorted(
-        db.scalars(
-            select(UploadAttestation.attestation).where(UploadAttestation.upload_id == upload.id)
-        )
-    )
-    text = "\n".join(
-        [upload.content_hash, hashlib.sha256(review).hexdigest(), *made, upload.digest]
-    )
-    return "sha256:" + hashlib.sha256(text.encode()).hexdigest()
 
 
 def is_update(db: Session, plugin_id: str) -> bool:

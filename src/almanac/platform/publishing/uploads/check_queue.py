@@ -24,6 +24,7 @@ from almanac.platform.contract.context import format_instant
 from almanac.platform.contract.pack import folder_files
 from almanac.platform.contract.problems import Problem
 from almanac.platform.mail import MailMessage
+from almanac.platform.publishing.identity.roles import manager_addresses
 from almanac.platform.publishing.models import (
     CheckStatus,
     PortalUpload,
@@ -31,10 +32,9 @@ from almanac.platform.publishing.models import (
     UploadState,
     VersionCheckInput,
 )
-from almanac.platform.publishing.network import could_not_run_is_due
-from almanac.platform.publishing.roles import manager_addresses
-from almanac.platform.publishing.room_checks import NETWORK_DOWN, ROOM_CHECKS
-from almanac.platform.publishing.upload_states import move, move_check
+from almanac.platform.publishing.uploads.network import could_not_run_is_due
+from almanac.platform.publishing.uploads.room_checks import NETWORK_DOWN, ROOM_CHECKS
+from almanac.platform.publishing.uploads.upload_states import move, move_check
 
 CHECK_DEADLINE = timedelta(minutes=15)
 """A room check not final this long after it was queued fails with PLG-CHECK-DEADLINE."""

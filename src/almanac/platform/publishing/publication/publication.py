@@ -15,17 +15,22 @@ from almanac.platform.accounts.models import Account
 from almanac.platform.contract.pack import check_code, read_pack
 from almanac.platform.errors import Conflict
 from almanac.platform.hosting import register_code
-from almanac.platform.publishing.gate import reviewed_digest
+from almanac.platform.publishing.identity.roles import require_manager, who
 from almanac.platform.publishing.models import (
     PortalUpload,
     ReviewDecision,
     UploadState,
     Verdict,
 )
-from almanac.platform.publishing.roles import require_manager, who
-from almanac.platform.publishing.upload_states import move
-from almanac.platform.publishing.uploads import ICON_FILE, LISTING_FILE, UploadView, upload_row
-from almanac.platform.publishing.uploads import upload_view as _upload_view
+from almanac.platform.publishing.uploads.review_information import reviewed_digest
+from almanac.platform.publishing.uploads.upload_states import move
+from almanac.platform.publishing.uploads.uploads import (
+    ICON_FILE,
+    LISTING_FILE,
+    UploadView,
+    upload_row,
+)
+from almanac.platform.publishing.uploads.uploads import upload_view as _upload_view
 from almanac.platform.store import moves
 from almanac.platform.store.history import log_move
 from almanac.platform.store.models import StoreListing
