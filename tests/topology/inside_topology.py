@@ -148,7 +148,7 @@ def store(url: str) -> dict[str, Any]:
         doubled = conn.execute(
             "SELECT count(*) FROM (SELECT orchestrator_run FROM runs WHERE orchestrator_run"
             " IS NOT NULL GROUP BY 1 HAVING count(*) > 1) AS twice"
-        ).scalar_one()
+        ).fetchone()[0]
         dagster = dict(
             conn.execute("SELECT status, count(*) FROM dagster.runs GROUP BY 1 ORDER BY 1")
         )
@@ -159,6 +159,11 @@ def store(url: str) -> dict[str, Any]:
         "store runs sharing a Dagster run": doubled,
         "Dagster runs": dagster,
     }
+
+
+def kept(snapshot: dict[str, Any]) -> dict[str, Any]:
+    """The store's part of a snapshot: Dagster's own runs (its sensors' jobs too) go on."""
+    return {k: v for k, v in snapshot.items() if k != "Dagster runs"}
 
 
 def compared(before: dict[str, Any], after: dict[str, Any]) -> str:
@@ -372,7 +377,7 @@ def test_an_api_machine_killed_and_started_again(built: Built) -> None:
     print(f"  {compared(before, after)}")
     assert readers.failed() == [], readers.figures()
     assert taken["api1"] > 0, taken
-    assert after == before
+    assert kept(after) == kept(before)
 
 
 def _not_restarted(top: Topology, machine: str) -> None:
@@ -455,4 +460,4 @@ def test_an_api_machine_cut_from_postgresql_for_30_seconds(built: Built) -> None
     _not_restarted(top, "api1")
     assert readers.failed() == [], readers.figures()
     assert taken["api1"] > 0, taken
-    assert after == before
+    assert kept(after) == kept(before)
