@@ -327,6 +327,7 @@ def test_the_dagster_machine_killed_while_a_run_writes_and_started_again(built: 
             lambda: [r for r in built.runs(SMALL) if r["outcome"] == "success"],
             SETTLE_SECONDS,
         )
+        settled_at = time.monotonic()
         settled = top.wait_until(
             "the killed run failed with its outcome kept",
             lambda: (
@@ -336,10 +337,10 @@ def test_the_dagster_machine_killed_while_a_run_writes_and_started_again(built: 
         )
     after = built.store()
     print(
-        f"Dagster machine killed ({killed} processes) while the big run wrote; started again "
-        f"in {started:.1f} s; the queued run succeeded {started + small:.1f} s after the start; "
-        f"the killed run's outcome kept {time.monotonic() - killed_at:.1f} s after the kill "
-        f"(settled {settled:.1f} s after that)"
+        f"Dagster machine killed ({killed} processes) while the big run wrote; started again, "
+        f"its webserver answering in {started:.1f} s; the queued run succeeded {small:.1f} s "
+        f"later; the killed run's outcome kept {settled + (settled_at - killed_at):.1f} s after "
+        "the kill"
     )
     print(f"  readers: {readers.figures()}")
     print(f"  {compared(before, after)}")
