@@ -43,6 +43,7 @@ from tests.benchmarks.bench_reader_days import (  # noqa: E402
     wrk,
 )
 from tests.topology.machines import MARKER, Topology  # noqa: E402
+from tests.topology.test_topology import FIGURES  # noqa: E402
 
 CONNECTIONS = int(os.environ.get("BENCH_CONNECTIONS", "8"))
 FAILURES = ROOT / "tests" / "topology" / "inside_topology.py"
@@ -113,7 +114,7 @@ def failures() -> int:
         text=True,
     )  # fmt: skip
     for line in done.stdout.splitlines():
-        if "readers:" in line or "store " in line or " s " in line[:80]:
+        if line.lstrip(".").startswith(FIGURES):
             print(line.lstrip("."))
     print(done.stdout.splitlines()[-1] if done.stdout else done.stderr[-3000:])
     return done.returncode
