@@ -4,8 +4,9 @@
 # else a throwaway cluster installed (apt) and started here, stopped on exit.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-# Chromium draws the pages in the tests (test-only; the service does not need it).
-ALMANAC_EXTRA_APT="chromium ${ALMANAC_EXTRA_APT:-}" bash scripts/setup.sh
+# Chromium draws the pages in the tests; HAProxy, nftables and PostgreSQL's server make the
+# machines of tests/topology (test-only; the service needs none of them).
+ALMANAC_EXTRA_APT="chromium haproxy nftables postgresql ${ALMANAC_EXTRA_APT:-}" bash scripts/setup.sh
 export PATH="$PWD/.venv/bin:$PATH"
 
 if [ -z "${ALMANAC_TEST_DATABASE_URL:-}" ]; then

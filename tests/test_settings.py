@@ -24,6 +24,7 @@ from almanac.settings import SettingsError, load_settings
         ("ALMANAC_DNS_SERVERS", "nonsense"),
         ("ALMANAC_NETWORK_PROBE", "http://www.example.org/"),
         ("ALMANAC_NETWORK_PROBE", "www.example.org"),
+        ("ALMANAC_HOST", "localhost"),
     ],
 )
 def test_a_value_the_service_cannot_use_names_its_variable(name: str, value: str) -> None:
@@ -36,6 +37,8 @@ def test_the_defaults_and_whole_numbers_are_taken() -> None:
     assert (settings.api_port, settings.dagster_port, settings.run_slots) == (8100, 3000, 0)
     assert settings.api_workers == 1
     assert settings.network_probe is None
+    assert settings.host == "127.0.0.1"
+    assert load_settings({"ALMANAC_HOST": " 10.0.0.5 "}).host == "10.0.0.5"
     probe = load_settings({"ALMANAC_NETWORK_PROBE": "https://www.example.org/"}).network_probe
     assert probe == "https://www.example.org/"
 

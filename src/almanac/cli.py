@@ -9,6 +9,7 @@ from datetime import date
 from pathlib import Path
 
 from almanac.sandbox.cli import add_room_commands
+from almanac.service import ROLES
 from almanac.settings import SettingsError
 from almanac.staff_cli import add_staff_commands
 
@@ -20,13 +21,46 @@ OUTBOX_MOST = 1000
 def _up(args: argparse.Namespace) -> int:
     from dataclasses import replace
 
-    from almanac.service import run_service
+    from almanac.service import role_refusal, run_service
     from almanac.settings import load_settings
 
     settings = load_settings()
     if args.api_workers is not None:
         settings = replace(settings, api_workers=args.api_workers)
-    return run_service(settings)
+    refused = role_refusal(settings, args.only)
+    if refused is not None:
+        # A usage error, answered as argparse answers one (status 2).
+        raise SettingsError(refused)
+    if args.migrate and args.only is None:
+        raise SettingsError("--migrate goes with --only: `almanac up` always migrates")
+    return run_service(settings, args.only, migrate_first=args.migrate)
+
+
+def _migrate(args: argparse.Namespace) -> int:
+    import os
+
+    from sqlalchemy.exc import SQLAlchemyError
+
+    from almanac.service import migrate
+    from almanac.settings import load_settings
+    from almanac.staff_cli import database_cause, store_name
+
+    settings = load_settings()
+    where = store_name(settings.database_url, os.environ)
+    try:
+        registered, approved = migrate(settings)
+    except SQLAlchemyError as exc:
+        print(
+            f"almanac migrate: could not use the store at {where}: {database_cause(exc)}",
+            file=sys.stderr,
+        )
+        return 1
+    print(f"the store and Dagster's storage are migrated: {where}")
+    if registered:
+        print(f"  example plug-ins: {', '.join(registered)}")
+    for plugin_id, digest in approved:
+        print(f"  approved at first start: {plugin_id} {digest}")
+    return 0
 
 
 def _deploy(args: argparse.Namespace) -> int:
@@ -184,7 +218,25 @@ def build_parser() -> argparse.ArgumentParser:
         default=None,
         help="uvicorn worker processes for the API (default ALMANAC_API_WORKERS, else 1)",
     )
+    up.add_argument(
+        "--only",
+        choices=ROLES,
+        default=None,
+        help="start one role on this machine: the API workers, or Dagster (code server, "
+        "webserver, daemon and run launcher); needs ALMANAC_DATABASE_URL (PostgreSQL)",
+    )
+    up.add_argument(
+        "--migrate",
+        action="store_true",
+        help="with --only: run `almanac migrate` before the role starts",
+    )
     up.set_defaults(handler=_up)
+    migrate = commands.add_parser(
+        "migrate",
+        help="the store's and Dagster's migrations (and the examples on a fresh store), once, "
+        "before the roles start",
+    )
+    migrate.set_defaults(handler=_migrate)
     deploy = commands.add_parser(
         "deploy", help="hold runs, wait for the running one, migrate the store, let runs go"
     )

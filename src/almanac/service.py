@@ -2,7 +2,11 @@
 approves them), then the code location's code server, the Dagster webserver, the Dagster daemon
 and the API as child processes, kept running by `almanac.supervisor`, and the watch that
 reloads the code server when the plug-in catalog changes (`almanac.code_server`); Ctrl-C (or
-SIGTERM) stops them all and leaves nothing running."""
+SIGTERM) stops them all and leaves nothing running.
+
+Past one machine (issue 34) the same parts start by role on the same `ALMANAC_DATABASE_URL`:
+`almanac migrate` once, then `almanac up --only api` on each API machine and `almanac up
+--only dagster` on the Dagster machine."""
 
 from __future__ import annotations
 
@@ -11,7 +15,6 @@ import os
 import signal
 import sys
 import time
-from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from types import FrameType
@@ -55,17 +58,42 @@ def api_app() -> FastAPI:
     return app
 
 
-def prepare(
+ROLES = ("api", "dagster")
+"""What `almanac up --only` starts: the API workers alone, or Dagster's parts alone (the code
+server, the webserver, the daemon with its run launcher, and the catalog watch)."""
+
+
+ROLE_PARTS: dict[str | None, tuple[str, ...]] = {
+    None: ("dagster-webserver", "dagster-daemon", "api"),
+    "api": ("api",),
+    "dagster": ("dagster-webserver", "dagster-daemon"),
+}
+"""The processes of `commands` each role starts after its code server (if any)."""
+
+
+def role_refusal(settings: Settings, role: str | None) -> str | None:
+    """Why `role` cannot start on its own with these settings, or None: the embedded default
+    is one SQLite file on one machine, which no part on another machine can reach."""
+    if role is None or not settings.database_url.startswith("sqlite"):
+        return None
+    return (
+        f"--only {role}: the embedded default (SQLite, ALMANAC_DATABASE_URL unset) is one file "
+        "on this machine, shared by every part of `almanac up`, so no part can run on a machine "
+        "of its own; set ALMANAC_DATABASE_URL to a PostgreSQL database to start roles apart"
+    )
+
+
+def migrate(
     settings: Settings, *, examples: Path | None = EXAMPLES
 ) -> tuple[list[str], list[tuple[str, str]]]:
-    """Everything before the processes start: folders, the store's migrations, the example
-    plug-ins (registered, and approved by digest on a fresh store so they show in the Dagster
-    UI and run on their own; on PostgreSQL as on the embedded default), Dagster's configuration
-    and the pool limit. Returns the example ids registered and the (id, digest) approved now."""
+    """`almanac migrate`, once before any role starts: folders, the store's migrations, the
+    example plug-ins (registered, and approved by digest on a fresh store so they show in the
+    Dagster UI and run on their own; on PostgreSQL as on the embedded default), Dagster's
+    schema and Dagster's own migrations (`dagster instance migrate`). Returns the example ids
+    registered and the (id, digest) approved now."""
     import dagster as dg
 
-    from almanac.assets.control import dagster_yaml, prepare_dagster_storage, set_run_slots
-    from almanac.code_server import workspace_yaml
+    from almanac.assets.control import dagster_yaml, prepare_dagster_storage
     from almanac.orchestration.folders import approve_first_versions, register_examples
     from almanac.platform.store.engine import make_engine, upgrade_database
 
@@ -86,10 +114,47 @@ def prepare(
             engine.dispose()
     prepare_dagster_storage(settings)
     (settings.dagster_home / "dagster.yaml").write_text(dagster_yaml(settings))
+    with dg.DagsterInstance.from_config(str(settings.dagster_home)) as instance:
+        instance.upgrade()
+    return registered, approved
+
+
+def prepare_dagster(settings: Settings) -> None:
+    """What Dagster's parts need on their machine: its configuration and workspace under
+    `ALMANAC_HOME/dagster`, and the pool's limit (`ALMANAC_RUN_SLOTS`)."""
+    import dagster as dg
+
+    from almanac.assets.control import dagster_yaml, set_run_slots
+    from almanac.code_server import workspace_yaml
+
+    settings.dagster_home.mkdir(parents=True, exist_ok=True)
+    (settings.dagster_home / "dagster.yaml").write_text(dagster_yaml(settings))
     workspace(settings).write_text(workspace_yaml(settings))
     with dg.DagsterInstance.from_config(str(settings.dagster_home)) as instance:
         set_run_slots(instance, settings.run_slots)
+
+
+def prepare(
+    settings: Settings, *, examples: Path | None = EXAMPLES
+) -> tuple[list[str], list[tuple[str, str]]]:
+    """Everything before `almanac up` starts every part: `migrate`, then `prepare_dagster`.
+    Returns what `migrate` returns."""
+    registered, approved = migrate(settings, examples=examples)
+    prepare_dagster(settings)
     return registered, approved
+
+
+def unmigrated(settings: Settings) -> str | None:
+    """Why a role may not start on this store yet (its migrations not applied), or None."""
+    from almanac.platform.store.engine import unapplied_migrations
+
+    missing = unapplied_migrations(settings.database_url)
+    if not missing:
+        return None
+    return (
+        f"the store has not been migrated to this almanac's schema (missing {', '.join(missing)})"
+        ": run `almanac migrate` once first (or start the role with --migrate)"
+    )
 
 
 def workspace(settings: Settings) -> Path:
@@ -106,7 +171,7 @@ def commands(settings: Settings) -> dict[str, list[str]]:
             "-w",
             str(workspace(settings)),
             "-h",
-            "127.0.0.1",
+            settings.host,
             "-p",
             str(settings.dagster_port),
         ],
@@ -123,7 +188,7 @@ def commands(settings: Settings) -> dict[str, list[str]]:
             "almanac.service:api_app",
             "--factory",
             "--host",
-            "127.0.0.1",
+            settings.host,
             "--port",
             str(settings.api_port),
             *(["--workers", str(settings.api_workers)] if settings.api_workers > 1 else []),
@@ -143,15 +208,46 @@ def _raise_stop(signum: int, frame: FrameType | None) -> None:
     raise _Stop
 
 
-def run_service(settings: Settings | None = None, argv: Sequence[str] = ()) -> int:
-    """Start every part of the service and wait; Ctrl-C or SIGTERM stops them all cleanly."""
-    settings = settings or load_settings()
-    print(f"Almanac is starting in {settings.home}", flush=True)
-    registered, approved = prepare(settings)
+def _announce(settings: Settings, role: str | None) -> None:
+    if role in (None, "dagster"):
+        print(f"  Dagster UI: http://{settings.host}:{settings.dagster_port}")
+    if role in (None, "api"):
+        workers = f" ({settings.api_workers} workers)" if settings.api_workers > 1 else ""
+        print(f"  API:        http://{settings.host}:{settings.api_port}{workers}")
+    print("Press Ctrl-C to stop.", flush=True)
+
+
+def _migrated(settings: Settings, role: str | None, migrate_first: bool) -> bool:
+    """`almanac up` migrates; a role migrates only when asked, else refuses an unmigrated
+    store. True when the parts may start."""
+    if role is not None and not migrate_first:
+        why = unmigrated(settings)
+        if why is not None:
+            print(f"almanac: {why}", file=sys.stderr)
+        return why is None
+    registered, approved = migrate(settings)
     if registered:
         print(f"  example plug-ins: {', '.join(registered)}")
     for plugin_id, digest in approved:
         print(f"  approved at first start: {plugin_id} {digest}")
+    return True
+
+
+def run_service(
+    settings: Settings | None = None, role: str | None = None, *, migrate_first: bool = False
+) -> int:
+    """Start every part of the service (or those of `role`, one of `ROLES`) and wait; Ctrl-C
+    or SIGTERM stops them all cleanly."""
+    settings = settings or load_settings()
+    what = "Almanac" if role is None else f"Almanac's {role} role"
+    print(f"{what} is starting in {settings.home}", flush=True)
+    if not _migrated(settings, role, migrate_first):
+        return 1
+    dagster = role in (None, "dagster")
+    if dagster:
+        prepare_dagster(settings)
+    else:
+        settings.home.mkdir(parents=True, exist_ok=True)
     env = dict(
         os.environ,
         DAGSTER_HOME=str(settings.dagster_home),
@@ -161,25 +257,24 @@ def run_service(settings: Settings | None = None, argv: Sequence[str] = ()) -> i
     env.pop("ALMANAC_DEFINITIONS_SNAPSHOT", None)
     previous = {s: signal.signal(s, _raise_stop) for s in (signal.SIGINT, signal.SIGTERM)}
     parts = Supervisor(env, settings.home / PARTS_FILE, _print_error)
-    watch = catalog_watch(settings)
+    watch = catalog_watch(settings) if dagster else None
     try:
-        # Read before the code server's first load, so no change after that load is missed.
-        watch.start()
-        code_server = parts.start("code-server", code_server_command(settings))
-        why = wait_until_served(
-            settings,
-            lambda: code_server.poll() is None,
-            time.monotonic() + CODE_SERVER_START_SECONDS,
-        )
-        if why is not None:
-            print(f"almanac: {why}; stopping", file=sys.stderr)
-            return 1
+        if watch is not None:
+            # Read before the code server's first load, so no change after that load is missed.
+            watch.start()
+            code_server = parts.start("code-server", code_server_command(settings))
+            why = wait_until_served(
+                settings,
+                lambda: code_server.poll() is None,
+                time.monotonic() + CODE_SERVER_START_SECONDS,
+            )
+            if why is not None:
+                print(f"almanac: {why}; stopping", file=sys.stderr)
+                return 1
         for name, command in commands(settings).items():
-            parts.start(name, command)
-        print(f"  Dagster UI: http://127.0.0.1:{settings.dagster_port}")
-        workers = f" ({settings.api_workers} workers)" if settings.api_workers > 1 else ""
-        print(f"  API:        http://127.0.0.1:{settings.api_port}{workers}")
-        print("Press Ctrl-C to stop.", flush=True)
+            if name in ROLE_PARTS[role]:
+                parts.start(name, command)
+        _announce(settings, role)
         while (why := parts.poll(time.monotonic())) is None:
             time.sleep(0.5)
         print(f"almanac: {why}; stopping the rest", file=sys.stderr)
@@ -190,7 +285,8 @@ def run_service(settings: Settings | None = None, argv: Sequence[str] = ()) -> i
     finally:
         for s in (signal.SIGINT, signal.SIGTERM):
             signal.signal(s, signal.SIG_IGN)
-        watch.stop()
+        if watch is not None:
+            watch.stop()
         parts.stop_all()
         for s, handler in previous.items():
             signal.signal(s, handler)

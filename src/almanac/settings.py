@@ -35,6 +35,11 @@ class Settings:
     no host reachable, it tells the service's own network from the publisher's URLs, and its
     answer lets the checks that could not run run again. None: the failures alone decide."""
 
+    host: str = "127.0.0.1"
+    """The address the API and the Dagster webserver listen on (`ALMANAC_HOST`): loopback on
+    one machine; the machine's own address (or `0.0.0.0`) when a load balancer or an operator
+    on another machine reaches them (`almanac up --only api`, `--only dagster`)."""
+
     @property
     def dagster_home(self) -> Path:
         return self.home / "dagster"
@@ -108,10 +113,24 @@ def parse_api_workers(text: str) -> int:
     return int(text)
 
 
+def parse_host(text: str) -> str:
+    """`ALMANAC_HOST`: an IP address to listen on (IPv4 or IPv6); empty: loopback."""
+    text = text.strip()
+    if not text:
+        return "127.0.0.1"
+    try:
+        return str(ipaddress.ip_address(text))
+    except ValueError:
+        raise SettingsError(
+            f"ALMANAC_HOST: {text!r} is not an IP address to listen on (such as 127.0.0.1, "
+            "10.0.0.5 or 0.0.0.0)"
+        ) from None
+
+
 def load_settings(environ: dict[str, str] | None = None) -> Settings:
     """Settings from `ALMANAC_HOME`, `ALMANAC_PORT`, `ALMANAC_DAGSTER_PORT`,
     `ALMANAC_DATABASE_URL`, `ALMANAC_BASE_URL`, `ALMANAC_RUN_SLOTS`, `ALMANAC_API_WORKERS`,
-    `ALMANAC_DNS_SERVERS` and `ALMANAC_NETWORK_PROBE`, with the embedded defaults;
+    `ALMANAC_DNS_SERVERS`, `ALMANAC_NETWORK_PROBE` and `ALMANAC_HOST`, with the embedded defaults;
     SettingsError names a value it cannot use."""
     env = os.environ if environ is None else environ
     home = Path(env.get("ALMANAC_HOME") or Path.home() / ".almanac").resolve()
@@ -126,4 +145,5 @@ def load_settings(environ: dict[str, str] | None = None) -> Settings:
         api_workers=parse_api_workers(env.get("ALMANAC_API_WORKERS", "1")),
         dns_servers=parse_dns_servers(env.get("ALMANAC_DNS_SERVERS", "")),
         network_probe=parse_network_probe(env.get("ALMANAC_NETWORK_PROBE", "")),
+        host=parse_host(env.get("ALMANAC_HOST", "")),
     )

@@ -69,7 +69,8 @@ def test_dagster_storage_is_postgres_in_its_own_schema(tmp_path: Path) -> None:
 def test_dagster_storage_survives_its_backends_being_terminated(tmp_path: Path) -> None:
     """A kept connection whose backend PostgreSQL ended (a restart, an operator's
     pg_terminate_backend) is replaced at its next use: every storage call after it succeeds, in
-    the process's instance and in a run worker's (issue 31)."""
+    the process's instance, in a run worker's (issue 31) and in the webserver's, whose storages
+    dagster-postgres makes again with a statement timeout (issue 34)."""
     with fresh_postgres_engine("dagster_kill") as engine:
         url = engine.url.render_as_string(hide_password=False)
         settings = load_settings({"ALMANAC_HOME": str(tmp_path), "ALMANAC_DATABASE_URL": url})
@@ -78,8 +79,16 @@ def test_dagster_storage_survives_its_backends_being_terminated(tmp_path: Path) 
         with (
             dg.DagsterInstance.from_config(str(settings.dagster_home)) as instance,
             dg.DagsterInstance.from_ref(instance.get_ref()) as run_worker,
+            dg.DagsterInstance.from_config(str(settings.dagster_home)) as webserver,
         ):
-            for made in (instance, run_worker):
+            # What `dagster-webserver` does at its start, with its default arguments.
+            webserver.optimize_for_webserver(
+                statement_timeout=15000, pool_recycle=3600, max_overflow=20
+            )
+            with webserver.run_storage.connect() as conn:  # type: ignore[attr-defined]
+                timeout = conn.exec_driver_sql("SHOW statement_timeout").scalar_one()
+            assert timeout == "15s", "the webserver's statement timeout is kept"
+            for made in (instance, run_worker, webserver):
                 run = made.add_run(dg.DagsterRun(job_name="__ASSET_JOB"))
                 storages = (made.run_storage, made.event_log_storage, made.schedule_storage)
                 before = {_backend_pid(storage) for storage in storages}

@@ -85,6 +85,22 @@ def alembic_config(url: str) -> Config:
     return config
 
 
+def unapplied_migrations(url: str) -> tuple[str, ...]:
+    """The heads of the migration chain the database at `url` has not reached (empty when it
+    is at the newest schema; every head on an empty database)."""
+    from alembic.runtime.migration import MigrationContext
+    from alembic.script import ScriptDirectory
+
+    heads = ScriptDirectory.from_config(alembic_config(url)).get_heads()
+    engine = make_engine(url)
+    try:
+        with engine.connect() as connection:
+            current = set(MigrationContext.configure(connection).get_current_heads())
+    finally:
+        engine.dispose()
+    return tuple(sorted(head for head in heads if head not in current))
+
+
 def upgrade_database(url: str) -> None:
     """Bring the database at `url` to the newest schema (every head of the migration chain)."""
     engine = make_engine(url)
