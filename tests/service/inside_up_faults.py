@@ -270,6 +270,8 @@ def _service_with_the_plugin_registered(
     server.routes["/rates.csv"] = lambda h: h.reply(200, source)
     with stand_in.served(home, given) as service:
         up, operator = service.up, service.operator
+        stand_in.registered(operator, pack)
+        reader = stand_in.signed_up_person(up.api, service.database_url, "reader@example.org")
         # The examples' first runs (failing: their hosts resolve to nothing here) are done
         # before the fault, so the plug-in's run is the only one.
         for example in EXAMPLES:
@@ -279,8 +281,6 @@ def _service_with_the_plugin_registered(
                 up,
                 lambda e=example: stand_in.ok(operator.get(f"/api/v1/host/plugins/{e}/runs")),
             )
-        stand_in.registered(operator, pack)
-        reader = stand_in.signed_up_person(up.api, service.database_url, "reader@example.org")
         yield Started(up, operator, reader, service.database_url, today, pack)
 
 

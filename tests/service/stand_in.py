@@ -100,8 +100,8 @@ def value_plugin_pack(
 
 @dataclass
 class Served:
-    """`almanac up` answering, its store's URL, the API's health when it first answered, and
-    an operator signed up over HTTP."""
+    """`almanac up` answering, its store's URL, the API's health once the webserver answered,
+    and an operator signed up over HTTP."""
 
     up: Service
     database_url: str
@@ -118,8 +118,8 @@ def served(home: Path, database_url: str | None) -> Iterator[Served]:
     store = database_url or load_settings({"ALMANAC_HOME": str(home)}).database_url
     with almanac_up(home, database_url, ("--api-workers", "2")) as up:
         deadline = time.monotonic() + START_SECONDS
-        health = wait_for(f"{up.api}/health", deadline, up).json()
         wait_for(f"{up.ui}/server_info", deadline, up)
+        health = wait_for(f"{up.api}/health", deadline, up).json()
         yield Served(up, store, health, signed_up_operator(up.api, store))
 
 
