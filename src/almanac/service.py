@@ -1,8 +1,9 @@
 """`almanac up`: the store migrated, the example plug-ins registered (Pending until a person
-approves them), then the code location's code server, the Dagster webserver, the Dagster daemon
-and the API as child processes, kept running by `almanac.supervisor`, and the watch that
-reloads the code server when the plug-in catalog changes (`almanac.code_server`); Ctrl-C (or
-SIGTERM) stops them all and leaves nothing running.
+approves them), then the code location's code server and the API, Dagster's storage made ready
+while they start, and once the code server serves, the Dagster webserver and the Dagster
+daemon: child processes kept running by `almanac.supervisor`, and the watch that reloads the
+code server when the plug-in catalog changes (`almanac.code_server`); Ctrl-C (or SIGTERM)
+stops them all and leaves nothing running.
 
 Past one machine (issue 34) the same parts start by role on the same `ALMANAC_DATABASE_URL`:
 `almanac migrate` once, then `almanac up --only api` on each API machine and `almanac up
@@ -64,11 +65,13 @@ server, the webserver, the daemon with its run launcher, and the catalog watch).
 
 
 ROLE_PARTS: dict[str | None, tuple[str, ...]] = {
-    None: ("dagster-webserver", "dagster-daemon", "api"),
+    None: ("api", "dagster-webserver", "dagster-daemon"),
     "api": ("api",),
     "dagster": ("dagster-webserver", "dagster-daemon"),
 }
-"""The processes of `commands` each role starts after its code server (if any)."""
+"""The processes of `commands` each role starts besides its code server (if any): the API with
+the code server (it needs neither the code server nor Dagster, so readers are answered while
+Dagster's parts start), the webserver and the daemon once the code server serves."""
 
 
 def role_refusal(settings: Settings, role: str | None) -> str | None:
@@ -86,14 +89,20 @@ def role_refusal(settings: Settings, role: str | None) -> str | None:
 def migrate(
     settings: Settings, *, examples: Path | None = EXAMPLES
 ) -> tuple[list[str], list[tuple[str, str]]]:
-    """`almanac migrate`, once before any role starts: folders, the store's migrations, the
-    example plug-ins (registered, and approved by digest on a fresh store so they show in the
-    Dagster UI and run on their own; on PostgreSQL as on the embedded default), Dagster's
-    schema and Dagster's own migrations (`dagster instance migrate`). Returns the example ids
-    registered and the (id, digest) approved now."""
-    import dagster as dg
+    """`almanac migrate`, once before any role starts: `migrate_store`, then `migrate_dagster`.
+    Returns the example ids registered and the (id, digest) approved now."""
+    registered, approved = migrate_store(settings, examples=examples)
+    migrate_dagster(settings)
+    return registered, approved
 
-    from almanac.assets.control import dagster_yaml, prepare_dagster_storage
+
+def migrate_store(
+    settings: Settings, *, examples: Path | None = EXAMPLES
+) -> tuple[list[str], list[tuple[str, str]]]:
+    """What the API and the code server need: folders, the store's migrations, and the example
+    plug-ins (registered, and approved by digest on a fresh store so they show in the Dagster
+    UI and run on their own; on PostgreSQL as on the embedded default). Returns the example
+    ids registered and the (id, digest) approved now."""
     from almanac.orchestration.folders import approve_first_versions, register_examples
     from almanac.platform.store.engine import make_engine, upgrade_database
 
@@ -112,11 +121,22 @@ def migrate(
             approved = approve_first_versions(engine, registered, now=now)
         finally:
             engine.dispose()
+    return registered, approved
+
+
+def migrate_dagster(settings: Settings) -> None:
+    """What the webserver and the daemon need of the storage: Dagster's schema and Dagster's
+    own migrations (`dagster instance migrate`). The code server needs none of it, so `almanac
+    up` does this while the code server loads."""
+    import dagster as dg
+
+    from almanac.assets.control import dagster_yaml, prepare_dagster_storage
+
+    settings.dagster_home.mkdir(parents=True, exist_ok=True)
     prepare_dagster_storage(settings)
     (settings.dagster_home / "dagster.yaml").write_text(dagster_yaml(settings))
     with dg.DagsterInstance.from_config(str(settings.dagster_home)) as instance:
         instance.upgrade()
-    return registered, approved
 
 
 def prepare_dagster(settings: Settings) -> None:
@@ -163,7 +183,8 @@ def workspace(settings: Settings) -> Path:
 
 
 def commands(settings: Settings) -> dict[str, list[str]]:
-    """The processes after the code server, in the order they start."""
+    """The processes besides the code server (`ROLE_PARTS` says which a role starts, and
+    when)."""
     bin_dir = Path(sys.executable).parent
     return {
         "dagster-webserver": [
@@ -217,15 +238,16 @@ def _announce(settings: Settings, role: str | None) -> None:
     print("Press Ctrl-C to stop.", flush=True)
 
 
-def _migrated(settings: Settings, role: str | None, migrate_first: bool) -> bool:
-    """`almanac up` migrates; a role migrates only when asked, else refuses an unmigrated
-    store. True when the parts may start."""
-    if role is not None and not migrate_first:
+def _store_migrated(settings: Settings, migrating: bool) -> bool:
+    """`almanac up` migrates the store (Dagster's storage follows while the code server loads);
+    a role migrates only when asked, else refuses an unmigrated store. True when the parts may
+    start."""
+    if not migrating:
         why = unmigrated(settings)
         if why is not None:
             print(f"almanac: {why}", file=sys.stderr)
         return why is None
-    registered, approved = migrate(settings)
+    registered, approved = migrate_store(settings)
     if registered:
         print(f"  example plug-ins: {', '.join(registered)}")
     for plugin_id, digest in approved:
@@ -241,13 +263,11 @@ def run_service(
     settings = settings or load_settings()
     what = "Almanac" if role is None else f"Almanac's {role} role"
     print(f"{what} is starting in {settings.home}", flush=True)
-    if not _migrated(settings, role, migrate_first):
+    migrating = role is None or migrate_first
+    if not _store_migrated(settings, migrating):
         return 1
+    settings.home.mkdir(parents=True, exist_ok=True)
     dagster = role in (None, "dagster")
-    if dagster:
-        prepare_dagster(settings)
-    else:
-        settings.home.mkdir(parents=True, exist_ok=True)
     env = dict(
         os.environ,
         DAGSTER_HOME=str(settings.dagster_home),
@@ -257,12 +277,22 @@ def run_service(
     env.pop("ALMANAC_DEFINITIONS_SNAPSHOT", None)
     previous = {s: signal.signal(s, _raise_stop) for s in (signal.SIGINT, signal.SIGTERM)}
     parts = Supervisor(env, settings.home / PARTS_FILE, _print_error)
+    later = {name: c for name, c in commands(settings).items() if name in ROLE_PARTS[role]}
+    api = later.pop("api", None)
+    parts.expect([*(["code-server"] if dagster else []), *ROLE_PARTS[role]])
     watch = catalog_watch(settings) if dagster else None
     try:
         if watch is not None:
             # Read before the code server's first load, so no change after that load is missed.
             watch.start()
             code_server = parts.start("code-server", code_server_command(settings))
+        if api is not None:
+            parts.start("api", api)
+        if watch is not None:
+            # Dagster's storage for the webserver and the daemon, while the code server loads.
+            if migrating:
+                migrate_dagster(settings)
+            prepare_dagster(settings)
             why = wait_until_served(
                 settings,
                 lambda: code_server.poll() is None,
@@ -271,9 +301,8 @@ def run_service(
             if why is not None:
                 print(f"almanac: {why}; stopping", file=sys.stderr)
                 return 1
-        for name, command in commands(settings).items():
-            if name in ROLE_PARTS[role]:
-                parts.start(name, command)
+        for name, command in later.items():
+            parts.start(name, command)
         _announce(settings, role)
         while (why := parts.poll(time.monotonic())) is None:
             time.sleep(0.5)

@@ -7,9 +7,10 @@ with each crash in the last `CRASH_WINDOW_SECONDS`; a part that crashes more tha
 and exits 1 (a broken installation or configuration, which restarts would only hide). Ctrl-C
 or SIGTERM stops everything at any time.
 
-What each part is doing is kept in `PARTS_FILE` in the service's home, rewritten at each
-change, so that `/health` can say which part is down (`read_parts`): the API workers are
-processes of their own and know nothing else of their siblings.
+What each part is doing (starting, running, restarting) is kept in `PARTS_FILE` in the
+service's home, rewritten at each change, so that `/health` can say which part is down
+(`read_parts`): the API workers are processes of their own and know nothing else of their
+siblings.
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ STOP_SECONDS = 20
 
 RUNNING = "running"
 RESTARTING = "restarting"
+STARTING = "starting"
 
 
 @dataclass
@@ -68,8 +70,16 @@ class Supervisor:
         self._start = start or _start_in_own_group
         self.parts: dict[str, Part] = {}
 
+    def expect(self, names: list[str]) -> None:
+        """Name the parts before they start: the parts file shows those not started yet as
+        starting."""
+        for name in names:
+            self.parts.setdefault(name, Part(name, []))
+        self._write_parts()
+
     def start(self, name: str, command: list[str]) -> subprocess.Popen[bytes]:
         part = self.parts.setdefault(name, Part(name, command))
+        part.command = command
         part.process = self._start(part.command, self._env)
         part.restart_at = None
         self._write_parts()
@@ -128,10 +138,7 @@ class Supervisor:
         state = {
             "supervisor": os.getpid(),
             "parts": {
-                name: {
-                    "state": RUNNING if part.process is not None else RESTARTING,
-                    "restarts": part.restarts,
-                }
+                name: {"state": _state(part), "restarts": part.restarts}
                 for name, part in self.parts.items()
             },
         }
@@ -140,15 +147,21 @@ class Supervisor:
         partial.replace(self._parts_file)
 
 
+def _state(part: Part) -> str:
+    if part.process is not None:
+        return RUNNING
+    return RESTARTING if part.restart_at is not None else STARTING
+
+
 def _start_in_own_group(command: list[str], env: Mapping[str, str]) -> subprocess.Popen[bytes]:
     # Own process group each, so one signal reaches a part's own children too.
     return subprocess.Popen(command, env=dict(env), start_new_session=True)
 
 
 def read_parts(home: Path) -> dict[str, str] | None:
-    """Each part's state as `almanac up` last wrote it ("running" or "restarting"), or None
-    when no live `almanac up` keeps this home (the API started some other way, or a
-    supervisor that was killed)."""
+    """Each part's state as `almanac up` last wrote it ("starting", "running" or
+    "restarting"), or None when no live `almanac up` keeps this home (the API started some
+    other way, or a supervisor that was killed)."""
     try:
         kept = json.loads((home / PARTS_FILE).read_text())
         supervisor = int(kept["supervisor"])

@@ -42,9 +42,9 @@ def _loopback() -> None:
 
 def _started(up: Service) -> None:
     deadline = time.monotonic() + START_SECONDS
+    wait_for(f"{up.ui}/server_info", deadline, up)
     health = wait_for(f"{up.api}/health", deadline, up).json()
     assert (health["status"], health["database"], health["down"]) == ("ok", "ok", [])
-    wait_for(f"{up.ui}/server_info", deadline, up)
 
 
 def _read(client: httpx.Client, today: str) -> tuple[Any, Any]:

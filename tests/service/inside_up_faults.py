@@ -5,7 +5,8 @@ address) is registered and approved over HTTP, and while its run writes:
 
 - on PostgreSQL (`UP_DATABASE_URL`, through the Unix socket relay), every backend of the
   database is terminated (`pg_terminate_backend`): the store's, Dagster's (same database), the
-  API's, the run worker's;
+  API's, the run worker's, its write held by a lock of the test with the whole batch inserted
+  and not committed;
 - on the embedded default, whose home is a small tmpfs, the disk is full but for a few MiB.
 
 Either way the run has exactly one outcome in the store, the plug-in's state follows it,
@@ -15,7 +16,6 @@ PostgreSQL a day backfilled afterwards through the webserver runs and succeeds. 
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import threading
@@ -32,23 +32,16 @@ import psycopg
 import pytest
 from sqlalchemy import create_engine, text
 
+from almanac.run_launcher import PID_TAG
 from tests.sandbox.tls_server import TLSServer
-from tests.service.stand_in import (  # noqa: F401  (source_server: a fixture)
-    SOURCE_HOST,
-    ok,
-    packed_digest,
-    plugin_tool,
-    signed_up_operator,
-    signed_up_person,
-    source_server,
-)
+from tests.service import stand_in
+from tests.service.stand_in import source_server  # noqa: F401  (a fixture)
 from tests.service.up import (
     EXAMPLES,
-    START_SECONDS,
     Service,
-    almanac_up,
+    alive,
+    graphql,
     launch_partition_backfill,
-    wait_for,
 )
 
 PLUGIN = "big-batch-rates"
@@ -61,43 +54,48 @@ OUTCOME_SECONDS = 240
 NEXT_RUN_SECONDS = 300
 """Bound for a run launched after the fault to succeed."""
 FAULT_SECONDS = 60
-"""How long a full disk stays full once the store kept the run's outcome, unless Dagster
-recorded the run's end sooner: then it is freed, as an operator would."""
-SENSOR_SECONDS = 75
-"""Past the run-failure sensor's interval (30 s) twice: long enough for a second, false
-outcome of the faulted run to be kept, were it kept at all."""
+"""How long a full disk stays full at most once the store kept the run's outcome; it is freed,
+as an operator would, once the run's worker is gone (nothing of the run is left to meet the
+full disk; what Dagster still has to record of it, it records on the freed disk) or Dagster
+recorded the run's end."""
+SENSOR_SECONDS = 120
+"""Bound for the run-failure sensor (every 30 s) to finish a tick begun after the faulted
+run ended: the tick that would keep a second, false outcome of it, were one kept at all."""
+HOLD = "LOCK TABLE held_series IN SHARE MODE"
+"""Taken by the test before the approval and kept until the termination: the write of a run
+replaces the plug-in's Held details after its records' COPY, so it waits there with its whole
+batch inserted and not committed (readers' reads are not held: SHARE lets them read)."""
 WRITING = (
-    "SELECT pid FROM pg_stat_activity WHERE datname = current_database()"
-    " AND pid <> pg_backend_pid() AND state IN ('active', 'idle in transaction')"
-    " AND (query ILIKE 'COPY records %' OR query ILIKE 'INSERT INTO records %')"
+    "SELECT w.pid FROM pg_stat_activity AS w WHERE w.datname = current_database()"
+    " AND %(holder)s = ANY(pg_blocking_pids(w.pid)) AND EXISTS (SELECT FROM pg_locks AS l"
+    " WHERE l.pid = w.pid AND l.relation = 'records'::regclass AND l.granted"
+    " AND l.mode = 'RowExclusiveLock')"
 )
-"""The store's write of the batch, its transaction open: the records' COPY (PostgreSQL)
-streaming or done, not yet committed."""
+"""The store's write of the batch held by `HOLD`: a backend waiting for the test's lock whose
+open transaction has written into the records table. (Caught by polling alone, the COPY of
+the 75,000 records is over in a few tenths of a second, shorter than a poll: a run whose write
+was missed succeeded, and the test waited in vain for a write to come.)"""
 TERMINATE = (
     "SELECT pid FROM (SELECT pid, pg_terminate_backend(pid) AS ended FROM pg_stat_activity"
-    " WHERE datname = current_database() AND pid <> pg_backend_pid()"
+    " WHERE datname = current_database() AND pid <> pg_backend_pid() AND pid <> %(holder)s"
     " AND backend_type = 'client backend') AS backends WHERE ended"
 )
-"""Every backend of the database but the test's own, ended as an administrator ends them."""
+"""Every backend of the database but the test's two, ended as an administrator ends them."""
 
 
-def _big_plugin_pack(work: Path, today: date) -> tuple[bytes, str, bytes]:
+def _big_plugin_pack(work: Path, today: date) -> tuple[stand_in.Pack, bytes]:
     """A public value plug-in from the tool's template whose first run prints its whole source
-    (backfill `all`): `RECORDS` daily rates up to `today`; the archive, its digest, the
-    source's bytes."""
-    plugin_tool("init", PLUGIN, "--kind", "value", cwd=work)
-    folder = work / PLUGIN
-    manifest = json.loads((folder / "plugin.json").read_text())
-    manifest["audience"] = "public"
-    manifest["backfill"] = "all"
-    manifest["sources"][0]["url"] = f"https://{SOURCE_HOST}/rates.csv"
-    manifest["sources"][0]["maxBytes"] = 20 * 1024 * 1024
-    manifest["series"][0]["cadence"] = "daily"
-    (folder / "plugin.json").write_text(json.dumps(manifest, indent=2) + "\n")
-    digest = packed_digest(plugin_tool("pack", PLUGIN, "--out", str(work / "pack.zip"), cwd=work))
+    (backfill `all`): `RECORDS` daily rates up to `today`; the pack and the source's bytes."""
+
+    def big(manifest: dict[str, Any]) -> None:
+        manifest["backfill"] = "all"
+        manifest["sources"][0]["maxBytes"] = 20 * 1024 * 1024
+        manifest["series"][0]["cadence"] = "daily"
+
+    pack = stand_in.value_plugin_pack(work, PLUGIN, big)
     first = today - timedelta(days=RECORDS - 1)
     lines = [f"{first + timedelta(days=n)},{50 + (n % 1000) / 100:.4f}\n" for n in range(RECORDS)]
-    return (work / "pack.zip").read_bytes(), digest, ("date,rate\n" + "".join(lines)).encode()
+    return pack, ("date,rate\n" + "".join(lines)).encode()
 
 
 @dataclass
@@ -139,11 +137,11 @@ class Readers:
 
 
 def _plugin_runs(operator: httpx.Client) -> list[dict[str, Any]]:
-    return list(ok(operator.get(f"/api/v1/host/plugins/{PLUGIN}/runs")))
+    return list(stand_in.ok(operator.get(f"/api/v1/host/plugins/{PLUGIN}/runs")))
 
 
 def _plugin_state(operator: httpx.Client) -> str:
-    listed = {p["id"]: p for p in ok(operator.get("/api/v1/host/plugins"))}
+    listed = {p["id"]: p for p in stand_in.ok(operator.get("/api/v1/host/plugins"))}
     return str(listed[PLUGIN]["state"])
 
 
@@ -151,7 +149,7 @@ def _stored_records(started: Started) -> tuple[int, int]:
     """The plug-in's records a reader's records API gives for the last 60 days, and every
     record of the plug-in the store holds."""
     last = started.today - timedelta(days=1)
-    shown = ok(
+    shown = stand_in.ok(
         started.operator.get(
             f"/api/v1/reader/plugins/{PLUGIN}/records",
             params={"from": (last - timedelta(days=59)).isoformat(), "to": last.isoformat()},
@@ -171,7 +169,7 @@ def _stored_records(started: Started) -> tuple[int, int]:
 RUNS = """query ($filter: RunsFilter) {
   runsOrError(filter: $filter) {
     __typename
-    ... on Runs { results { runId status tags { key value } } }
+    ... on Runs { results { runId status endTime tags { key value } } }
   }
 }"""
 
@@ -209,6 +207,35 @@ def _until(
     return None
 
 
+FAILURE_TICKS = """query ($selector: SensorSelector!) {
+  sensorOrError(sensorSelector: $selector) {
+    __typename
+    ... on Sensor { sensorState { ticks(limit: 5) { timestamp status } } }
+  }
+}"""
+FAILURE_SENSOR = {
+    "repositoryLocationName": "almanac",
+    "repositoryName": "__repository__",
+    "sensorName": "almanac_failed_runs",
+}
+
+
+def _failure_sensor_done_after(up: Service, moment: float) -> bool:
+    """Whether the run-failure sensor finished a tick begun after `moment` (a timestamp of
+    the webserver's clock): that tick read every run that failed before it began."""
+    answer = graphql(up.ui, FAILURE_TICKS, {"selector": FAILURE_SENSOR})["sensorOrError"]
+    assert answer["__typename"] == "Sensor", answer
+    ticks = answer["sensorState"]["ticks"]
+    return any(t["timestamp"] > moment and t["status"] in ("SUCCESS", "SKIPPED") for t in ticks)
+
+
+def _run_workers(up: Service) -> set[int]:
+    """The process ids of the plug-in's run workers, as the launcher tagged its Dagster runs
+    (read while the webserver can read them)."""
+    tags = [{t["key"]: t["value"] for t in run["tags"]} for run in _dagster_runs(up) or []]
+    return {int(found[PID_TAG]) for found in tags if PID_TAG in found}
+
+
 def _ended_and_recorded(up: Service) -> dict[str, Any] | None:
     """The plug-in's one Dagster run once it ended and its outcome is kept (tag
     `almanac/recorded`, set by the run or by the run-failure sensor)."""
@@ -229,7 +256,7 @@ class Started:
     reader: httpx.Client
     database_url: str
     today: date
-    digest: str
+    pack: stand_in.Pack
 
 
 @contextmanager
@@ -238,17 +265,13 @@ def _service_with_the_plugin_registered(
 ) -> Iterator[Started]:
     """`almanac up` (two API workers) with the examples' first runs done, the big plug-in
     registered (not approved yet), an operator and a reader."""
-    from almanac.settings import load_settings
-
-    database_url = given or load_settings({"ALMANAC_HOME": str(home)}).database_url
     today = datetime.now(UTC).date()
-    archive, digest, source = _big_plugin_pack(tmp_path, today)
+    pack, source = _big_plugin_pack(tmp_path, today)
     server.routes["/rates.csv"] = lambda h: h.reply(200, source)
-    with almanac_up(home, given, ("--api-workers", "2")) as up:
-        deadline = time.monotonic() + START_SECONDS
-        wait_for(f"{up.api}/health", deadline, up)
-        wait_for(f"{up.ui}/server_info", deadline, up)
-        operator = signed_up_operator(up.api, database_url)
+    with stand_in.served(home, given) as service:
+        up, operator = service.up, service.operator
+        stand_in.registered(operator, pack)
+        reader = stand_in.signed_up_person(up.api, service.database_url, "reader@example.org")
         # The examples' first runs (failing: their hosts resolve to nothing here) are done
         # before the fault, so the plug-in's run is the only one.
         for example in EXAMPLES:
@@ -256,34 +279,16 @@ def _service_with_the_plugin_registered(
                 f"{example}'s first run",
                 RUN_SECONDS,
                 up,
-                lambda e=example: ok(operator.get(f"/api/v1/host/plugins/{e}/runs")),
+                lambda e=example: stand_in.ok(operator.get(f"/api/v1/host/plugins/{e}/runs")),
             )
-        made = ok(
-            operator.post(
-                "/api/v1/host/plugins/pack",
-                content=archive,
-                headers={"Content-Type": "application/zip"},
-            ),
-            201,
-        )
-        assert (made["plugin_id"], made["digest"]) == (PLUGIN, digest)
-        reader = signed_up_person(up.api, database_url, "reader@example.org")
-        yield Started(up, operator, reader, database_url, today, digest)
+        yield Started(up, operator, reader, service.database_url, today, pack)
 
 
 def _approve(started: Started) -> Readers:
     """The plug-in approved by its digest (its first run follows) and shown by the reader,
     who reads their days once."""
-    approved = ok(
-        started.operator.post(
-            f"/api/v1/host/plugins/{PLUGIN}/approve", json={"digest": started.digest}
-        )
-    )
-    assert approved["state"] == "approved"
-    shown = started.reader.put(
-        "/api/v1/reader/preferences", json={"preferences": {f"plugins.{PLUGIN}.shown": True}}
-    )
-    assert shown.status_code == 200, shown.text
+    stand_in.approved(started.operator, started.pack)
+    stand_in.shown(started.reader, PLUGIN)
     readers = Readers(started.up.api, started.reader.cookies, started.today.isoformat())
     assert readers.read().status_code == 200
     return readers
@@ -293,22 +298,33 @@ def _one_outcome(
     started: Started, since: float, what: str, fault_ends: Callable[[], str] | None = None
 ) -> tuple[dict[str, Any], dict[str, Any]]:
     """The plug-in's one store run and its Dagster run, once the Dagster run ended with its
-    outcome kept and the run-failure sensor had time to keep another; prints the times from
-    `since` (`what`). A fault that lasts (`fault_ends`) ends `FAULT_SECONDS` after the store
-    kept the outcome unless Dagster recorded the run's end by then."""
+    outcome kept and the run-failure sensor, which would keep another, ticked since; prints
+    the times from `since` (`what`). A fault that lasts (`fault_ends`) ends once the run's
+    worker is gone or Dagster recorded the run's end, at the latest `FAULT_SECONDS` after the
+    store kept the outcome."""
     up, operator = started.up, started.operator
-    [run] = _until(
-        "the run's outcome in the store", OUTCOME_SECONDS, up, lambda: _plugin_runs(operator)
-    )
+    workers: set[int] = set()
+
+    def outcome() -> list[dict[str, Any]]:
+        if fault_ends is not None:
+            workers.update(_run_workers(up))
+        return _plugin_runs(operator)
+
+    [run] = _until("the run's outcome in the store", OUTCOME_SECONDS, up, outcome)
     kept_after = time.monotonic() - since
     print(
         f"the run's outcome kept {kept_after:.1f} s after {what}: "
         f"{(run['id'], run['trigger'], run['outcome'], run['reason'])}"
     )
     if fault_ends is not None:
-        recorded = _until("", FAULT_SECONDS, up, lambda: _ended_and_recorded(up), fail=False)
-        if recorded is None:
-            print(f"{fault_ends()} {time.monotonic() - since:.1f} s after {what}")
+
+        def over() -> str | None:
+            if workers and not any(alive(pid) for pid in workers):
+                return "once the run's worker was gone"
+            return "once Dagster recorded the run's end" if _ended_and_recorded(up) else None
+
+        why = _until("", FAULT_SECONDS, up, over, fail=False) or f"{FAULT_SECONDS} s on"
+        print(f"{fault_ends()} {time.monotonic() - since:.1f} s after {what}, {why}")
     dagster_run = _until(
         "the Dagster run ended with its outcome kept",
         OUTCOME_SECONDS,
@@ -316,12 +332,18 @@ def _one_outcome(
         lambda: _ended_and_recorded(up),
     )
     recorded_after = time.monotonic() - since
-    time.sleep(SENSOR_SECONDS)
+    _until(
+        "a tick of the run-failure sensor after the run's end",
+        SENSOR_SECONDS,
+        up,
+        lambda: _failure_sensor_done_after(up, dagster_run["endTime"]),
+    )
+    ticked_after = time.monotonic() - since
     runs = _plugin_runs(operator)
     print(
         f"the Dagster run {dagster_run['status']}, recorded, {recorded_after:.1f} s after "
-        f"{what}; {SENSOR_SECONDS} s later the store's runs: "
-        f"{[(r['id'], r['trigger'], r['outcome'], r['reason']) for r in runs]}"
+        f"{what}; after the run-failure sensor's next tick ({ticked_after:.1f} s) the "
+        f"store's runs: {[(r['id'], r['trigger'], r['outcome'], r['reason']) for r in runs]}"
     )
     assert [r["id"] for r in runs] == [run["id"]], runs
     tags = {tag["key"]: tag["value"] for tag in dagster_run["tags"]}
@@ -340,19 +362,23 @@ def test_terminating_every_backend_while_a_run_writes_keeps_one_outcome(
             source_server, tmp_path, tmp_path / "home", given
         ) as started,
         psycopg.connect(plain, autocommit=True) as watcher,
+        psycopg.connect(plain) as holder,
     ):
         up, operator = started.up, started.operator
+        held = {"holder": holder.info.backend_pid}
+        holder.execute(HOLD)
         readers = _approve(started)
         with readers.throughout():
-            # The daemon starts the first run; once its batch is being written, every backend
-            # of the database goes.
+            # The daemon starts the first run; once its batch is written and not committed,
+            # every backend of the database goes.
             writing = _until(
                 "the first run's write",
                 RUN_SECONDS,
                 up,
-                lambda: watcher.execute(WRITING).fetchall(),
+                lambda: watcher.execute(WRITING, held).fetchall(),
             )
-            ended = watcher.execute(TERMINATE).fetchall()
+            ended = watcher.execute(TERMINATE, held).fetchall()
+            holder.rollback()
             fault, fault_at = time.monotonic(), datetime.now(UTC)
             print(f"terminated {len(ended)} backends while {len(writing)} wrote the batch")
             assert len(ended) > len(writing)
@@ -420,10 +446,10 @@ def test_a_full_disk_while_a_run_writes_keeps_one_outcome_on_the_embedded_defaul
             room = os.statvfs(home)
             left = room.f_bavail * room.f_frsize / 2**20
             print(f"home: a {HOME_SIZE} tmpfs, {left:.1f} MiB free")
-            approved = time.monotonic()
+            approved_at = time.monotonic()
             readers = _approve(started)
             with readers.throughout():
-                run, _ = _one_outcome(started, approved, "the approval", free_the_disk)
+                run, _ = _one_outcome(started, approved_at, "the approval", free_the_disk)
                 assert run["trigger"] == "first" and run["outcome"] in ("success", "failure")
                 # The state follows the one outcome, and the batch is all there or not at all.
                 if run["outcome"] == "success":

@@ -10,7 +10,6 @@ plug-in's checks are evaluated."""
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import time
@@ -20,29 +19,17 @@ from typing import Any
 import httpx
 import pytest
 
-from almanac.settings import load_settings
 from tests.sandbox.tls_server import TLSServer
-from tests.service.stand_in import (  # noqa: F401  (source_server: a fixture)
-    EMAIL,
-    SOURCE_HOST,
-    ok,
-    packed_digest,
-    plugin_tool,
-    signed_up_operator,
-    signed_up_person,
-    source_server,
-)
+from tests.service import stand_in
+from tests.service.stand_in import source_server  # noqa: F401  (a fixture)
 from tests.service.up import (
     EXAMPLES,
-    START_SECONDS,
     Service,
     alive,
-    almanac_up,
     check_executions,
     descendants,
     launch_partition_backfill,
     plugin_asset_node,
-    wait_for,
 )
 
 PLUGIN = "stand-in-rates"
@@ -51,20 +38,6 @@ CATALOG_SECONDS = 60
 """The bound within which a plug-in approved while the service runs is an asset in the
 webserver (issue 30: within a minute, without a restart)."""
 CHECKS = ["freshness", "held", "volume"]
-
-
-def _plugin_pack(work: Path) -> tuple[bytes, str, str]:
-    """A new public value plug-in made from the tool's template, its one source on the stand-in
-    host; returns the packed archive, its digest and the source file served."""
-    plugin_tool("init", PLUGIN, "--kind", "value", cwd=work)
-    folder = work / PLUGIN
-    manifest = json.loads((folder / "plugin.json").read_text())
-    manifest["audience"] = "public"
-    manifest["sources"][0]["url"] = f"https://{SOURCE_HOST}/rates.csv"
-    (folder / "plugin.json").write_text(json.dumps(manifest, indent=2) + "\n")
-    digest = packed_digest(plugin_tool("pack", PLUGIN, "--out", str(work / "pack.zip"), cwd=work))
-    source = (folder / "fixtures" / "sources" / manifest["sources"][0]["name"]).read_text()
-    return (work / "pack.zip").read_bytes(), digest, source
 
 
 def _api_workers(up: Service) -> int:
@@ -89,7 +62,7 @@ def _runs_until(
 ) -> list[dict[str, Any]]:
     while time.monotonic() < deadline:
         assert up.process.poll() is None, "almanac up stopped: " + up.log.read_text()[-5000:]
-        runs = ok(operator.get(f"/api/v1/host/plugins/{plugin_id}/runs"))
+        runs = stand_in.ok(operator.get(f"/api/v1/host/plugins/{plugin_id}/runs"))
         if runs:
             return runs
         time.sleep(2)
@@ -108,7 +81,7 @@ def _asset_within(up: Service, plugin_id: str, bound: float) -> tuple[dict[str, 
 
 
 def _runs_of(operator: httpx.Client, plugin_id: str, trigger: str) -> list[dict[str, Any]]:
-    runs = ok(operator.get(f"/api/v1/host/plugins/{plugin_id}/runs"))
+    runs = stand_in.ok(operator.get(f"/api/v1/host/plugins/{plugin_id}/runs"))
     return [run for run in runs if run["trigger"] == trigger]
 
 
@@ -116,42 +89,26 @@ def test_a_plugin_approved_over_http_is_an_asset_runs_and_backfills(
     source_server: TLSServer,  # noqa: F811
     tmp_path: Path,
 ) -> None:
-    home = tmp_path / "home"
-    given = os.environ.get("UP_DATABASE_URL")
-    database_url = given or load_settings({"ALMANAC_HOME": str(home)}).database_url
-    archive, digest, source = _plugin_pack(tmp_path)
+    pack = stand_in.value_plugin_pack(tmp_path, PLUGIN)
+    source = pack.fixture_source().decode()
     source_server.routes["/rates.csv"] = lambda h: h.reply(200, source.encode())
 
     # As in production: PostgreSQL for the store and Dagster (or the embedded default), the
     # API in two worker processes.
-    with almanac_up(home, given, ("--api-workers", "2")) as up:
-        deadline = time.monotonic() + START_SECONDS
-        health = wait_for(f"{up.api}/health", deadline, up).json()
+    with stand_in.served(tmp_path / "home", os.environ.get("UP_DATABASE_URL")) as service:
+        up, operator, health = service.up, service.operator, service.health
         assert (health["status"], health["database"], health["down"]) == ("ok", "ok", [])
-        wait_for(f"{up.ui}/server_info", deadline, up)
-        operator = signed_up_operator(up.api, database_url)
 
         # The examples are registered and approved at first start on PostgreSQL too (their
         # first runs may have failed already: no source is reachable from this namespace).
-        listed = {p["id"]: p for p in ok(operator.get("/api/v1/host/plugins"))}
+        listed = {p["id"]: p for p in stand_in.ok(operator.get("/api/v1/host/plugins"))}
         assert sorted(listed) == sorted(EXAMPLES)
         for example in listed.values():
             assert example["approved_digest"] == example["current_digest"] is not None, example
             assert example["state"] in ("approved", "failing"), example
 
-        made = ok(
-            operator.post(
-                "/api/v1/host/plugins/pack",
-                content=archive,
-                headers={"Content-Type": "application/zip"},
-            ),
-            201,
-        )
-        assert (made["plugin_id"], made["digest"]) == (PLUGIN, digest)
-        approved = ok(
-            operator.post(f"/api/v1/host/plugins/{PLUGIN}/approve", json={"digest": digest})
-        )
-        assert approved["state"] == "approved"
+        stand_in.registered(operator, pack)
+        stand_in.approved(operator, pack)
         # The running webserver shows it as a partitioned asset with its three checks.
         node, took = _asset_within(up, PLUGIN, CATALOG_SECONDS)
         print(f"asset in the webserver {took:.1f} s after approval")
@@ -163,17 +120,17 @@ def test_a_plugin_approved_over_http_is_an_asset_runs_and_backfills(
         run_deadline = time.monotonic() + RUN_SECONDS
         [run] = _runs_until(operator, PLUGIN, run_deadline, up)
         assert (run["outcome"], run["reason"], run["trigger"]) == ("success", None, "first")
-        assert run["digest"] == digest
+        assert run["digest"] == pack.digest
         lines = [line for line in source.splitlines()[1:] if line.split(",")[0] <= run["today"]]
         assert lines, "the template's source holds rates up to today"
         assert run["new"] == len(lines)
         # The run downloaded its source; the version's checks (queued at registration) fetch
         # the real source once too.
         assert {r.path for r in source_server.requests} == {"/rates.csv"}
-        assert set(source_server.sni) == {SOURCE_HOST}
+        assert set(source_server.sni) == {stand_in.SOURCE_HOST}
 
         dates = sorted(line.split(",")[0] for line in lines)
-        stored = ok(
+        stored = stand_in.ok(
             operator.get(
                 f"/api/v1/reader/plugins/{PLUGIN}/records",
                 params={"from": dates[0], "to": dates[-1]},
@@ -185,15 +142,11 @@ def test_a_plugin_approved_over_http_is_an_asset_runs_and_backfills(
 
         # A reader turns the plug-in on and sees each rate on its day, from either API worker.
         assert _api_workers(up) == 2
-        reader = signed_up_person(up.api, database_url, "reader@example.org")
-        shown = reader.put(
-            "/api/v1/reader/preferences",
-            json={"preferences": {f"plugins.{PLUGIN}.shown": True}},
-        )
-        assert shown.status_code == 200, shown.text
+        reader = stand_in.signed_up_person(up.api, service.database_url, "reader@example.org")
+        stand_in.shown(reader, PLUGIN)
         for _ in range(4):  # new connections, so the proxy-less kernel spreads them
             with httpx.Client(base_url=up.api, timeout=30, cookies=reader.cookies) as fresh:
-                drawn = ok(
+                drawn = stand_in.ok(
                     fresh.get(
                         "/api/v1/reader/days",
                         params={"from": dates[0], "to": dates[-1], "today": run["today"]},
@@ -241,7 +194,7 @@ def test_a_plugin_approved_over_http_is_an_asset_runs_and_backfills(
             assert f"approved at first start: {plugin_id} sha256:" in out
         # No SMTP server: the API workers printed each verification mail on the console, on
         # PostgreSQL as on the embedded default (issue 30).
-        for email in (EMAIL, "reader@example.org"):
+        for email in (stand_in.EMAIL, "reader@example.org"):
             note = f"mail to {email} (kept in the outbox, no SMTP server set): Verify"
             assert note in out, out[-5000:]
             assert re.search(

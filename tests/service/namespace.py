@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import secrets
 import shutil
 import socket
 import subprocess
@@ -91,6 +92,16 @@ def fresh_database(server_url: str, name: str) -> Iterator[str]:
     finally:
         with psycopg.connect(plain, autocommit=True) as conn:
             conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+@contextmanager
+def fresh_database_through_a_relay(server_url: str, prefix: str) -> Iterator[str]:
+    """A new empty database on the test server named `prefix` and a random suffix (dropped
+    afterwards), and a `PostgresRelay` to the server; yields the database's URL through the
+    relay's Unix socket, which a namespace of its own reaches."""
+    name = f"{prefix}_{secrets.token_hex(4)}"
+    with fresh_database(server_url, name), PostgresRelay(server_address(server_url)) as relay:
+        yield f"postgresql+psycopg://postgres@/{name}?host={relay.folder}"
 
 
 def server_address(server_url: str) -> tuple[str, int]:

@@ -1,14 +1,20 @@
 """What the inside modules (run in a namespace by `test_up.py` and `test_faults.py`) share:
-the plug-in source served over TLS from the public stand-in address, the developers' tool, and
-the people of a running service (an operator, a reader) made as people are made, over HTTP."""
+the plug-in source served over TLS from the public stand-in address, the developers' tool and
+a plug-in packed with it, the people of a running service (an operator, a reader) made as
+people are made, over HTTP, and what an operator does to a plug-in there (register its pack,
+approve it) and a reader (show it)."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
 import sys
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -21,7 +27,7 @@ from sqlalchemy import create_engine, text
 from almanac.node import node_binary
 from tests.sandbox.tls_server import TLSServer
 from tests.service.namespace import PUBLIC, enter_public_stand_in
-from tests.service.up import REPO
+from tests.service.up import REPO, START_SECONDS, Service, almanac_up, wait_for
 
 SOURCE_HOST = "rates.example.org"
 EMAIL = "operator@example.org"
@@ -55,6 +61,97 @@ def packed_digest(tool_output: str) -> str:
     digest = re.search(r"^digest (sha256:[0-9a-f]{64})$", tool_output, re.MULTILINE)
     assert digest, tool_output
     return digest.group(1)
+
+
+@dataclass(frozen=True)
+class Pack:
+    """A plug-in made from the tool's template and packed by the tool."""
+
+    plugin_id: str
+    folder: Path
+    manifest: dict[str, Any]
+    archive: bytes
+    digest: str
+
+    def fixture_source(self) -> bytes:
+        """The template's own copy of its one source (what its fixtures were made from)."""
+        return (
+            self.folder / "fixtures" / "sources" / self.manifest["sources"][0]["name"]
+        ).read_bytes()
+
+
+def value_plugin_pack(
+    work: Path, plugin_id: str, edit: Callable[[dict[str, Any]], None] | None = None
+) -> Pack:
+    """A public value plug-in from the tool's template, its one source at
+    `https://SOURCE_HOST/rates.csv`, its manifest changed further by `edit`, packed in `work`."""
+    plugin_tool("init", plugin_id, "--kind", "value", cwd=work)
+    folder = work / plugin_id
+    manifest = json.loads((folder / "plugin.json").read_text())
+    manifest["audience"] = "public"
+    manifest["sources"][0]["url"] = f"https://{SOURCE_HOST}/rates.csv"
+    if edit is not None:
+        edit(manifest)
+    (folder / "plugin.json").write_text(json.dumps(manifest, indent=2) + "\n")
+    packed = plugin_tool("pack", plugin_id, "--out", str(work / "pack.zip"), cwd=work)
+    archive = (work / "pack.zip").read_bytes()
+    return Pack(plugin_id, folder, manifest, archive, packed_digest(packed))
+
+
+@dataclass
+class Served:
+    """`almanac up` answering, its store's URL, the API's health once the webserver answered,
+    and an operator signed up over HTTP."""
+
+    up: Service
+    database_url: str
+    health: dict[str, Any]
+    operator: httpx.Client
+
+
+@contextmanager
+def served(home: Path, database_url: str | None) -> Iterator[Served]:
+    """`almanac up` as in production, with two API workers, on `database_url` (PostgreSQL) or
+    else its embedded default in `home`, once its API and its Dagster webserver answer."""
+    from almanac.settings import load_settings
+
+    store = database_url or load_settings({"ALMANAC_HOME": str(home)}).database_url
+    with almanac_up(home, database_url, ("--api-workers", "2")) as up:
+        deadline = time.monotonic() + START_SECONDS
+        wait_for(f"{up.ui}/server_info", deadline, up)
+        health = wait_for(f"{up.api}/health", deadline, up).json()
+        yield Served(up, store, health, signed_up_operator(up.api, store))
+
+
+def registered(operator: httpx.Client, pack: Pack) -> None:
+    """The pack registered by an operator over HTTP, as a new plug-in (not approved yet)."""
+    made = ok(
+        operator.post(
+            "/api/v1/host/plugins/pack",
+            content=pack.archive,
+            headers={"Content-Type": "application/zip"},
+        ),
+        201,
+    )
+    assert (made["plugin_id"], made["digest"]) == (pack.plugin_id, pack.digest)
+
+
+def approved(operator: httpx.Client, pack: Pack) -> None:
+    """The pack's plug-in approved by an operator by its digest (its first run follows)."""
+    done = ok(
+        operator.post(
+            f"/api/v1/host/plugins/{pack.plugin_id}/approve", json={"digest": pack.digest}
+        )
+    )
+    assert done["state"] == "approved"
+
+
+def shown(reader: httpx.Client, plugin_id: str) -> None:
+    """The plug-in turned on in the reader's preferences."""
+    turned = reader.put(
+        "/api/v1/reader/preferences", json={"preferences": {f"plugins.{plugin_id}.shown": True}}
+    )
+    assert turned.status_code == 200, turned.text
 
 
 def signed_up_person(api: str, database_url: str, email: str) -> httpx.Client:

@@ -5,15 +5,9 @@ loopback), on a fresh PostgreSQL database and on the embedded SQLite default."""
 
 from __future__ import annotations
 
-import secrets
 from pathlib import Path
 
-from tests.service.namespace import (
-    PostgresRelay,
-    fresh_database,
-    run_module_in_namespace,
-    server_address,
-)
+from tests.service.namespace import fresh_database_through_a_relay, run_module_in_namespace
 
 HERE = Path(__file__).resolve().parent
 INSIDE = HERE / "inside_attempt_limits.py"
@@ -24,12 +18,7 @@ def _passed(done) -> None:  # type: ignore[no-untyped-def]
 
 
 def test_limits_hold_across_two_api_processes_on_postgresql(postgres_server_url: str) -> None:
-    name = f"almanac_limits_{secrets.token_hex(4)}"
-    with (
-        fresh_database(postgres_server_url, name),
-        PostgresRelay(server_address(postgres_server_url)) as relay,
-    ):
-        url = f"postgresql+psycopg://postgres@/{name}?host={relay.folder}"
+    with fresh_database_through_a_relay(postgres_server_url, "almanac_limits") as url:
         done = run_module_in_namespace(INSIDE, {"LIMITS_DATABASE_URL": url}, timeout=600)
     _passed(done)
 

@@ -6,16 +6,10 @@ run) are printed here."""
 
 from __future__ import annotations
 
-import secrets
 import subprocess
 from pathlib import Path
 
-from tests.service.namespace import (
-    PostgresRelay,
-    fresh_database,
-    run_module_in_namespace,
-    server_address,
-)
+from tests.service.namespace import fresh_database_through_a_relay, run_module_in_namespace
 
 INSIDE = Path(__file__).resolve().parent / "inside_up_faults.py"
 FIGURES = (
@@ -40,12 +34,7 @@ def _passed(done: subprocess.CompletedProcess[str]) -> None:
 def test_almanac_up_on_postgresql_keeps_one_outcome_when_every_backend_is_terminated(
     postgres_server_url: str,
 ) -> None:
-    name = f"almanac_faults_{secrets.token_hex(4)}"
-    with (
-        fresh_database(postgres_server_url, name),
-        PostgresRelay(server_address(postgres_server_url)) as relay,
-    ):
-        url = f"postgresql+psycopg://postgres@/{name}?host={relay.folder}"
+    with fresh_database_through_a_relay(postgres_server_url, "almanac_faults") as url:
         done = run_module_in_namespace(
             INSIDE,
             {"UP_DATABASE_URL": url},

@@ -60,6 +60,25 @@ def test_a_crashed_part_starts_again_after_a_doubling_backoff_while_others_run(
     assert read_parts(tmp_path) is None, "the state goes with the service"
 
 
+def test_parts_named_before_they_start_are_starting_until_they_start(tmp_path: Path) -> None:
+    supervisor = Supervisor(os.environ, tmp_path / "parts.json", lambda line: None)
+    try:
+        supervisor.expect(["code-server", "api", "dagster-daemon"])
+        assert read_parts(tmp_path) == dict.fromkeys(
+            ["code-server", "api", "dagster-daemon"], "starting"
+        )
+        supervisor.start("api", SLEEPING)
+        assert supervisor.poll(0.0) is None, "a part not started yet is no crash"
+        assert read_parts(tmp_path) == {
+            "code-server": "starting",
+            "api": "running",
+            "dagster-daemon": "starting",
+        }
+        assert supervisor.parts["code-server"].process is None
+    finally:
+        supervisor.stop_all()
+
+
 def test_crashes_outside_the_window_are_forgotten(tmp_path: Path) -> None:
     supervisor = Supervisor(os.environ, tmp_path / "parts.json", lambda line: None)
     try:

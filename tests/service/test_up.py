@@ -7,15 +7,9 @@ backfilled from the webserver and has its records read back."""
 from __future__ import annotations
 
 import json
-import secrets
 from pathlib import Path
 
-from tests.service.namespace import (
-    PostgresRelay,
-    fresh_database,
-    run_module_in_namespace,
-    server_address,
-)
+from tests.service.namespace import fresh_database_through_a_relay, run_module_in_namespace
 from tests.service.up import EXAMPLES, REPO
 
 HERE = Path(__file__).resolve().parent
@@ -30,12 +24,7 @@ def test_almanac_up_on_its_embedded_default() -> None:
 
 
 def test_almanac_up_on_a_fresh_postgresql_database(postgres_server_url: str) -> None:
-    name = f"almanac_up_{secrets.token_hex(4)}"
-    with (
-        fresh_database(postgres_server_url, name),
-        PostgresRelay(server_address(postgres_server_url)) as relay,
-    ):
-        url = f"postgresql+psycopg://postgres@/{name}?host={relay.folder}"
+    with fresh_database_through_a_relay(postgres_server_url, "almanac_up") as url:
         done = run_module_in_namespace(
             HERE / "inside_up_runs.py", {"UP_DATABASE_URL": url}, timeout=900
         )
