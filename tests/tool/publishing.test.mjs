@@ -198,3 +198,42 @@ test("an update warning is printed once, its path not twice", () => {
   const lines = r.stderr.split("\n").filter((l) => l.includes("PLG-UPDATE-SERIES-REMOVED") && !l.includes("docs:"));
   assert.deepEqual(lines, ["warning PLG-UPDATE-SERIES-REMOVED (plugin.json): series: the update removes series northern-ireland (its records are kept)"]);
 });
+
+test("every --json refusal carries its code, message, fix, docs link and next: the command that moves things on", async () => {
+  const env = { ALMANAC_PLUGIN_HOME: tempDir() };
+  const refusal = (r) => {
+    const { ok, error } = JSON.parse(r.stdout);
+    assert.equal(ok, false);
+    for (const key of ["kind", "code", "message", "fix", "docs", "next"]) assert.ok(typeof error[key] === "string" && error[key], `${key} in ${r.stdout}`);
+    return error;
+  };
+  // Not logged in: the login command, then the command again.
+  for (const words of [["upload", EXAMPLE], ["status"], ["review", "--file", path.join(EXAMPLE, "review.json")], ["submit", "7"], ["publish"], ["unpublish", "uk-bank-holidays"], ["relist", EXAMPLE], ["logout"]]) {
+    const error = refusal(tool([...words, "--json"], { env }));
+    assert.equal(error.code, "AUTH-REQUIRED", words[0]);
+    assert.match(error.next, new RegExp(`login --server .* then node .*almanac-plugin\\.mjs ${words[0]}`), words[0]);
+  }
+  // Not understood, even the option: exit 2, and the command's help next.
+  const usage = tool(["status", "--frobnicate", "--json"], { env });
+  assert.equal(usage.code, 2);
+  assert.deepEqual([refusal(usage).code, refusal(usage).next.replace(/^node \S+ /, "")], ["REQUEST-INVALID", "help status"]);
+  assert.match(refusal(tool(["check", "/no/such/folder", "--json"])).message, /not a folder/);
+  assert.equal(refusal(tool(["retire", "uk-bank-holidays", "--json"], { env })).code, "AGENT_FORBIDDEN");
+  // The service unreachable: the same command again, once it answers.
+  const closed = await standIn([PASSED]);
+  await closed.close();
+  const unreachable = refusal(await toolAsync(["status", "7", "--json"], { env: closed.env }));
+  assert.equal(unreachable.code, "TOOL-SERVICE-UNREACHABLE");
+  assert.match(unreachable.next, /status 7 --json, once http:\/\/127\.0\.0\.1:\d+ answers/);
+  // A refusal of the service: its docs link, and the tool's command for a finding it has one for.
+  const stand = await standIn([{ status: 409, body: { type: "", title: "The version may not be submitted yet", status: 409, detail: "not yet", code: "SUBMIT-REFUSED", findings: [{ code: "SUBMIT-ATTESTATION-MISSING", severity: "error", message: "may-publish-the-data is not attested" }, { code: "AGREEMENT-NOT-ACCEPTED", severity: "error", message: "the agreement is not accepted" }] } }]);
+  try {
+    const error = refusal(await toolAsync(["submit", "7", "--json"], { env: stand.env }));
+    assert.equal(error.code, "SUBMIT-REFUSED");
+    assert.equal(error.docs, `${stand.url}/docs/problems/SUBMIT-REFUSED`);
+    assert.match(error.next, /review 7 --file review\.json --attest/);
+    assert.equal(error.findings.length, 2);
+  } finally {
+    await stand.close();
+  }
+});
