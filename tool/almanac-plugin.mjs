@@ -1639,7 +1639,7 @@ function watchResident(pid, onSample) {
 
 /**
  * Run `node fetch.mjs` in `folder` with the context on stdin, behind the guard.
- * Returns {exit, signal, stdout: Buffer, stderr, lastLine, killed: "time"|"memory"|"output"|null,
+ * Returns {exit, signal, stdout: Buffer, stderr, lastLine, killed: "time"|"memory"|"output"|"cancelled"|null,
  * network: [what], denied: [{permission, resource}], seconds, limits: {seconds, megabytes},
  * memory: {baseline, peak, used} (bytes; used is the peak above Node's own start)}.
  */
@@ -1676,6 +1676,11 @@ export function runFetcher({ folder, context, readPaths = [], limits = {} }) {
       } catch {}
     };
     const timer = setTimeout(() => kill("time"), seconds * 1000);
+    // An MCP tool call cancelled: its runs end now.
+    const signal = cancelSignal();
+    const cancel = () => kill("cancelled");
+    if (signal?.aborted) cancel();
+    else signal?.addEventListener("abort", cancel, { once: true });
     // Memory: the V8 heap is capped above; Buffers, typed arrays and native memory are not, so
     // the child's resident memory above Node's own start (reported first thing by the guard) is
     // watched from here, and the peak the guard reports at exit is compared too.
@@ -1704,8 +1709,9 @@ export function runFetcher({ folder, context, readPaths = [], limits = {} }) {
     child.on("error", (e) => {
       err += `\n${e.message}`;
     });
-    child.on("close", (exit, signal) => {
+    child.on("close", (exit, exitSignal) => {
       clearTimeout(timer);
+      signal?.removeEventListener("abort", cancel);
       stopWatch();
       fs.rmSync(tmp, { recursive: true, force: true });
       if (!killed && /JavaScript heap out of memory|Reached heap limit|Allocation failed/.test(err)) killed = "memory";
@@ -1731,7 +1737,7 @@ export function runFetcher({ folder, context, readPaths = [], limits = {} }) {
       const lastLine = reasonLine(plain).slice(0, 300);
       if (!killed && overLimit(peak)) killed = "memory";
       const memory = { baseline, peak, used: baseline !== null && peak ? Math.max(0, peak - baseline) : null };
-      resolve({ exit, signal, stdout: Buffer.concat(out), stderr: plain.join("\n"), lastLine, killed, network, denied, seconds: (Date.now() - started) / 1000, limits: { seconds, megabytes }, memory });
+      resolve({ exit, signal: exitSignal, stdout: Buffer.concat(out), stderr: plain.join("\n"), lastLine, killed, network, denied, seconds: (Date.now() - started) / 1000, limits: { seconds, megabytes }, memory });
     });
   });
 }
@@ -1757,7 +1763,7 @@ export function runProblems(res, label, { expectFailure = false } = {}) {
   const reads = res.denied.filter((d) => d.permission === "FileSystemRead");
   if (reads.length) out.push(problem("PLG-RUN-READ-OUTSIDE", `${label}: the fetcher read ${reads.map((d) => d.resource || "a file").filter((v, i, a) => a.indexOf(v) === i).join(", ")} outside its code and sources (the locked room has only the files the digest covers, and the sources; no fixtures, listing or README)`));
   if (res.killed) {
-    const why = res.killed === "time" ? `ran past ${res.limits.seconds} seconds (limits.seconds)` : res.killed === "memory" ? `used more than ${res.limits.megabytes} MB of memory (limits.megabytes, counted above Node's own start)` : "printed more than 64 MB of output (the output limit)";
+    const why = { time: `ran past ${res.limits.seconds} seconds (limits.seconds)`, memory: `used more than ${res.limits.megabytes} MB of memory (limits.megabytes, counted above Node's own start)`, output: "printed more than 64 MB of output (the output limit)", cancelled: "was cancelled with the tool call that ran it" }[res.killed];
     out.push(problem("PLG-RUN-KILLED", `${label}: the fetcher was stopped: it ${why}`));
   }
   if (!expectFailure && !out.length && res.exit !== 0) out.push(problem("PLG-RUN-FAILED", `${label}: the fetcher exited with ${res.exit ?? res.signal}: ${res.lastLine || "(no message on stderr)"}`));

@@ -6,7 +6,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { TOOL, tool, toolAsync, tempDir, copyPlugin, editJson } from "./helpers.mjs";
+import { TOOL, tool, toolAsync, tempDir, copyPlugin, editJson, standIn } from "./helpers.mjs";
 
 const { checkServer, readZip, retryAfterMs, updateRuleFindings } = await import(TOOL);
 const EXAMPLE = new URL("../../examples/uk-bank-holidays", import.meta.url).pathname;
@@ -84,26 +84,6 @@ test("updateRuleFindings: another plug-in, an equal version with the same code",
   assert.deepEqual(updateRuleFindings(m, m, "sha256:a", "sha256:a"), []);
   assert.deepEqual(updateRuleFindings({ ...m, id: "other" }, m, "sha256:a", "sha256:a").map((p) => p.code), ["PLG-INVALID"]);
 });
-
-// status against a loopback stand-in for the portal's upload route: it answers what the test
-// lines up (a proxy's 503 with Retry-After among them, which the real app never sends), and
-// keeps when each request came.
-async function standIn(answers) {
-  const http = await import("node:http");
-  const seen = [];
-  const server = http.createServer((req, res) => {
-    seen.push({ at: Date.now(), url: req.url, authorization: req.headers.authorization });
-    const next = answers.length > 1 ? answers.shift() : answers[0];
-    const headers = { "content-type": "application/json", ...(next.headers || {}) };
-    res.writeHead(next.status || 200, headers);
-    res.end(JSON.stringify(next.body ?? {}));
-  });
-  await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const url = `http://127.0.0.1:${server.address().port}`;
-  const home = tempDir();
-  fs.writeFileSync(path.join(home, "plugin-token.json"), JSON.stringify({ server: url, token: "almagent_test", organization_id: 1, agent_id: 1, agent_name: "Claude", may_publish: false }));
-  return { url, seen, env: { ALMANAC_PLUGIN_HOME: home }, close: () => new Promise((resolve) => server.close(resolve)) };
-}
 
 function upload(state, statuses) {
   const checks = statuses.map((status, i) => ({ name: `check${i}`, status, findings: status === "failed" ? [{ code: "PLG-CHECK-DEADLINE", severity: "error", message: "the check was still queued at its deadline", fix: "Re-run the checks.", docs: "http://127.0.0.1/docs/problems/PLG-CHECK-DEADLINE" }] : [] }));
