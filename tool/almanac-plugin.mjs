@@ -3,9 +3,11 @@
 //
 //   node almanac-plugin.mjs help
 //
-// Sections: constants and catalog, small helpers, manifest rules, update rules, record rules,
-// digest, imports, zip writer, guard/runner, check, preview renderer, downloads (probe), init
-// templates, commands, publishing (login and the portal's commands), check --against, CLI. The file can be imported (tests use renderDays, validateManifest,
+// Sections: constants and catalog (with its pages), small helpers, manifest rules, update
+// rules, record rules, digest, imports, zip writer, guard/runner, run context, check, listing,
+// review.json, preview renderer, downloads (probe), init templates, commands, publishing (login
+// and the portal's commands), refusals (the error object of --json), the MCP server, check
+// --against, CLI. The file can be imported (tests use renderDays, validateManifest,
 // validateRecords, computeDigest, ...) and run as a program.
 
 // Node's modules are taken with process.getBuiltinModule, not imported: an import also builds
@@ -3272,6 +3274,15 @@ understood. Do what each \`next:\` line (or \`next\` with \`--json\`) says.
    publishing (else AGENT_MAY_NOT_PUBLISH): otherwise tell a person it is ready.
 Never: verify the domain, accept the agreement, approve agents, or retire (AGENT_FORBIDDEN).
 \`logout\` revokes your token when you are done.
+
+## The tool as an MCP server
+\`node almanac-plugin.mjs mcp\` serves these commands as Model Context Protocol tools over
+standard input and output (\`node almanac-plugin.mjs help mcp\` prints the entry for a client's
+configuration, such as \`.mcp.json\`: command \`node\`, arguments the tool's path and \`mcp\`).
+Each tool answers with the object its command's \`--json\` prints; a refusal carries its code,
+fix, docs link and \`next\`. The \`login\` tool only gives the command a person approves, and
+\`retire\` is refused. Its resources hold every problem code's page (\`almanac://problems/<code>\`)
+and this guide (\`almanac://guide/agents\`), with no network.
 `;
 
 const CLAUDE_MD = `# Instructions for Claude
@@ -3281,6 +3292,8 @@ const CLAUDE_MD = `# Instructions for Claude
 Read AGENTS.md above first: it is the whole contract for this folder. The loop is: edit, \`node almanac-plugin.mjs check\` (with the tool's path), read every finding (\`--json\` gives code, fix and docs link), repeat until it passes.
 
 To publish, follow "Publishing" in AGENTS.md: login (a person approves the code), upload, status, review --file review.json --attest, submit; publish only when your login allows it. Use \`--json\` and read the exit code of every command.
+
+The same commands are MCP tools when the tool runs as a server: \`claude mcp add almanac -- node <path to almanac-plugin.mjs> mcp\`, or the entry \`node almanac-plugin.mjs help mcp\` prints. Each tool's answer is its command's \`--json\` object; do what a refusal's \`next\` says.
 `;
 
 // ---------------------------------------------------------------------------------------------
@@ -3293,7 +3306,7 @@ class Failure extends Error {}
 /**
  * Where a command's answer goes: `json`, the one object --json prints; `text`, its words for a
  * person; `note`, findings, refusals and progress. The terminal's puts the object and the text
- * on stdout and notes on stderr; the MCP server gives each tool call its own (mcpSink), so its
+ * on stdout and notes on stderr; the MCP server gives each tool call its own (callTool), so its
  * standard output carries only protocol messages.
  */
 const terminal = {
@@ -4212,7 +4225,7 @@ export function errorObject(e, args) {
   if (e.findings.length) error.findings = e.findings;
   if (e.retryAfter !== null) error.retryAfter = Math.ceil(e.retryAfter / 1000);
   Object.assign(error, e.extra);
-  error.fix = e.fix ?? (e.kind === "not-logged-in" ? `Log in again: ${toolCommand()} login --server ${e.server ?? "<the service's address>"} prints a code for an owner or admin of your organization to approve.` : has(TOOL_FIXES, e.code) ? TOOL_FIXES[e.code](toolCommand(), args.version ?? "<version>") : entry?.fix ?? `See what ${e.code} means: ${docsLink(e.code, base)}.`);
+  error.fix = e.fix ?? (e.kind === "not-logged-in" ? `Log in again: ${toolCommand()} login --server ${e.server ?? "<the service's address>"} prints a code for an owner or admin of your organization to approve.` : has(TOOL_FIXES, e.code) ? TOOL_FIXES[e.code](toolCommand(), args.version ?? "<version>") : entry?.fix ?? "Do what the message says, then run the command again.");
   error.docs = e.docs ?? (entry ? docsLink(e.code, base) : null);
   error.next = e.next ?? nextAfter(e, args);
   return error;
@@ -4466,6 +4479,8 @@ async function callTool(t, args, signal) {
       return { ok: false, error: errorObject(e, { name: "login", argv: ["login"] }) };
     }
   }
+  // A login made meanwhile (in a terminal) names the service the docs links go to.
+  savedServers.clear();
   let answered = null;
   const sink = { json: (object) => (answered = object), text: (text) => process.stderr.write(text), note: (text) => process.stderr.write(text) };
   const argv = argvOf(t, args);
