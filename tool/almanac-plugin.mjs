@@ -24,7 +24,7 @@ const { fileURLToPath, pathToFileURL } = process.getBuiltinModule("node:url");
 // Constants and the problem catalog
 // ---------------------------------------------------------------------------------------------
 
-export const TOOL_VERSION = "1.5.0";
+export const TOOL_VERSION = "1.6.0";
 export const CONTRACT = 1;
 /**
  * The service's address when neither ALMANAC_BASE_URL nor a login names one. A service serving
@@ -4581,7 +4581,7 @@ class McpServer {
   eraOf(method, params) {
     const meta = isObject(params._meta) ? params._meta : {};
     const asked = meta[MCP_META.version];
-    if (method === "initialize" || method === "ping" && asked === undefined) return { version: this.handshake, modern: false };
+    if (method === "initialize" || (method === "ping" && asked === undefined)) return { version: this.handshake, modern: false };
     if (asked !== undefined) {
       if (MCP_MODERN.includes(asked)) {
         if (!isObject(meta[MCP_META.capabilities])) return { error: [RPC.invalidParams, `Invalid params: _meta has no ${MCP_META.capabilities}`] };

@@ -200,7 +200,7 @@ test("help, unknown commands and options", () => {
   assert.equal(tool(["check", made.value, "--colour"]).code, 2);
   assert.equal(tool(["pack", made.value, "--out"]).code, 2, "missing option value");
   assert.equal(tool(["check", made.value, "--json=yes"]).code, 2);
-  assert.equal(tool(["--version"]).stdout.trim(), "1.5.0");
+  assert.equal(tool(["--version"]).stdout.trim(), "1.6.0");
 });
 
 test("check names the field and the fix; --json carries code, fix and docs link", () => {
@@ -490,7 +490,7 @@ print(json.dumps({"names": names, "dates": sorted({i.date_time for i in z.infoli
   assert.equal(info.pack.id, "demo-event");
   assert.equal(info.pack.version, "0.1.0");
   assert.equal(info.pack.contract, 1);
-  assert.equal(info.pack.tool, "1.5.0");
+  assert.equal(info.pack.tool, "1.6.0");
   assert.deepEqual(info.pack.files.map((f) => `demo-event/${f.path}`), files);
 });
 
