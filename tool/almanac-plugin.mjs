@@ -3,9 +3,11 @@
 //
 //   node almanac-plugin.mjs help
 //
-// Sections: constants and catalog, small helpers, manifest rules, update rules, record rules,
-// digest, imports, zip writer, guard/runner, check, preview renderer, downloads (probe), init
-// templates, commands, publishing (login and the portal's commands), check --against, CLI. The file can be imported (tests use renderDays, validateManifest,
+// Sections: constants and catalog (with its pages), small helpers, manifest rules, update
+// rules, record rules, digest, imports, zip writer, guard/runner, run context, check, listing,
+// review.json, preview renderer, downloads (probe), init templates, commands, publishing (login
+// and the portal's commands), refusals (the error object of --json), the MCP server, check
+// --against, CLI. The file can be imported (tests use renderDays, validateManifest,
 // validateRecords, computeDigest, ...) and run as a program.
 
 // Node's modules are taken with process.getBuiltinModule, not imported: an import also builds
@@ -22,7 +24,7 @@ const { fileURLToPath, pathToFileURL } = process.getBuiltinModule("node:url");
 // Constants and the problem catalog
 // ---------------------------------------------------------------------------------------------
 
-export const TOOL_VERSION = "1.5.0";
+export const TOOL_VERSION = "1.6.0";
 export const CONTRACT = 1;
 /**
  * The service's address when neither ALMANAC_BASE_URL nor a login names one. A service serving
@@ -224,9 +226,177 @@ export const CATALOG = [
   {"code":"REVIEW-SAME-ORGANIZATION","severity":"error","area":"portal","title":"A reviewer from the publishing organization approves","fix":"Leave the approval to a reviewer outside the publishing organization.","retired":false},
   {"code":"STORE-NOT-LISTED","severity":"error","area":"api","title":"The plug-in is not in the store","fix":"Install a plug-in the store lists; this one was unlisted, taken off the shelf, taken down or retired.","retired":false},
   {"code":"LISTING-NOT-RELISTABLE","severity":"error","area":"portal","title":"The plug-in cannot be listed again","fix":"List again only after your own Unpublish; the service lists a shelved plug-in again, a taken-down one is restored by the service, a retired one never returns.","retired":false},
+  {"code":"TOOL-SERVICE-UNREACHABLE","severity":"error","area":"tool","title":"The tool could not reach the service","fix":"Give login the service's own address (https, or http only to this machine; one that answers without a redirect), make sure the service is up, then run the command again.","retired":false},
 ];
 // END CATALOG
 const CATALOG_BY_CODE = new Map(CATALOG.map((e) => [e.code, e]));
+
+// Each code's page beyond its entry (problem_pages.json: the rule, why, an example that fails
+// and one that passes), for the MCP server's resources: inside a function, so that a start of
+// the tool only scans them. BEGIN PAGES
+export function problemPages() {
+  return {
+    "PLG-INVALID": {"rule":"A plug-in follows contract 1 in every part no more specific code names. In plugin.json that is `$schema`: when present, a string of at most 500 characters, which the service ignores.","why":"Contract 1 is checked word for word by both the service and the tool; a part outside it could mean one thing to one of them and another to the other, so it is refused rather than guessed at.","failing":{"where":"plugin.json","text":"{\n  \"$schema\": 42,\n  \"contract\": 1,\n  \"id\": \"ecb-rates\",\n  ...\n}"},"passing":{"where":"plugin.json","text":"{\n  \"$schema\": \"https://example.org/schemas/almanac-plugin-1.json\",\n  \"contract\": 1,\n  \"id\": \"ecb-rates\",\n  ...\n}"}},
+    "PLG-MANIFEST-INVALID-JSON": {"rule":"plugin.json is strict JSON in UTF-8: double-quoted keys and strings, no comments, no trailing commas, no NaN or Infinity.","why":"The service, the tool and the portal each read the manifest; only strict JSON reads the same in all of them, so a lenient reader can never see a different plug-in than the one approved.","failing":{"where":"plugin.json","text":"{\n  // the ECB publishes at 16:00 CET\n  \"contract\": 1,\n  \"id\": \"ecb-rates\",\n}"},"passing":{"where":"plugin.json","text":"{\n  \"contract\": 1,\n  \"id\": \"ecb-rates\"\n}"}},
+    "PLG-MANIFEST-NOT-OBJECT": {"rule":"plugin.json holds exactly one JSON object: not an array, a string, a number or null.","why":"Every rule of the manifest names a key of that one object; any other shape leaves nothing to check.","failing":{"where":"plugin.json","text":"[\n  { \"contract\": 1, \"id\": \"ecb-rates\", ... }\n]"},"passing":{"where":"plugin.json","text":"{ \"contract\": 1, \"id\": \"ecb-rates\", ... }"}},
+    "PLG-MANIFEST-UNKNOWN-KEY": {"rule":"Only the keys of the manifest tables are allowed, at every level (plug-in, source, series, snapshot, links, limits, licence); the one exception is `$schema` at the top.","why":"A misspelt key (`timeZone`, `max_bytes`) would otherwise be ignored and the plug-in run on a default it never asked for. Refusing unknown keys shows the typo at once and keeps room for contract 1 to grow without changing what an old plug-in means.","failing":{"where":"plugin.json","text":"\"series\": [\n  { \"key\": \"usd\", \"kind\": \"value\", \"cadence\": \"business-day\", \"dates\": \"observation\",\n    \"name\": { \"en\": \"US dollar\" }, \"fields\": [\"rate\"], \"colour\": \"green\" }\n]"},"passing":{"where":"plugin.json","text":"\"series\": [\n  { \"key\": \"usd\", \"kind\": \"value\", \"cadence\": \"business-day\", \"dates\": \"observation\",\n    \"name\": { \"en\": \"US dollar\" }, \"fields\": [\"rate\"] }\n]"}},
+    "PLG-MANIFEST-CONTRACT": {"rule":"`contract` is the integer 1: not a string, not 2, not missing.","why":"The contract number says which rules the plug-in was written for. Contract 1 only grows; a breaking change would be contract 2, run beside it, so the number must be exact.","failing":{"where":"plugin.json","text":"\"contract\": \"1\""},"passing":{"where":"plugin.json","text":"\"contract\": 1"}},
+    "PLG-MANIFEST-ID": {"rule":"The id is 2 to 48 characters: lowercase letters, digits and hyphens, starting with a letter. It equals the folder's name and is never used again once retired.","why":"The id appears in addresses, folder and file names, the archive and each reader's preference `plugins.<id>.shown`; this narrow alphabet is safe in all of them on every system.","failing":{"where":"plugin.json","text":"\"id\": \"ECB_Rates\""},"passing":{"where":"plugin.json","text":"\"id\": \"ecb-rates\""}},
+    "PLG-MANIFEST-NAME": {"rule":"Every Names object (the plug-in's `name`, each series' `name`, each `fieldNames` entry) is an object keyed by a language code (two or three lowercase letters, optionally a region such as `pt-BR`), each value 1 to 80 characters. Give an `en` entry.","why":"Names are the labels readers see on small calendar days. Readers get their language, then `en`, then the first listed; an empty, overlong or wrongly keyed name leaves a row without a readable label.","failing":{"where":"plugin.json","text":"\"name\": { \"EN\": \"\", \"english\": \"ECB reference rates\" }"},"passing":{"where":"plugin.json","text":"\"name\": { \"en\": \"ECB reference rates\", \"de\": \"EZB-Referenzkurse\" }"}},
+    "PLG-MANIFEST-VERSION": {"rule":"`version` is three dot-separated non-negative integers without leading zeros: major.minor.patch. No `v` prefix, no pre-release or build tag.","why":"The service orders versions number by number to refuse an update that does not go up; a tag or prefix cannot be ordered the same way by every reader of the number.","failing":{"where":"plugin.json","text":"\"version\": \"v1.0-beta\""},"passing":{"where":"plugin.json","text":"\"version\": \"1.0.0\""}},
+    "PLG-MANIFEST-TIMEZONE": {"rule":"`timezone` is a named IANA zone of 1 to 100 characters, such as `Europe/Berlin`. Offsets (`+01:00`, `UTC+1`) and names that only state an offset (`Etc/GMT+5`, `GMT+0`, `EST`, `MST`, `HST`) are refused; `UTC` and every place zone are fine.","why":"The zone decides the run's `today`, when the schedule fires and how `{today}`, `{year}` and `{month}` fill source URLs. A fixed offset is wrong for half the year wherever clocks change.","failing":{"where":"plugin.json","text":"\"timezone\": \"+01:00\""},"passing":{"where":"plugin.json","text":"\"timezone\": \"Europe/Berlin\""}},
+    "PLG-MANIFEST-AUDIENCE": {"rule":"`audience` is `public`, `private` or `local`.","why":"The audience decides who may read the records (anyone signed in, a list of people and organizations, or only the developer) and whether the service runs the plug-in at all; there is no safe default to fall back on.","failing":{"where":"plugin.json","text":"\"audience\": \"everyone\""},"passing":{"where":"plugin.json","text":"\"audience\": \"public\""}},
+    "PLG-MANIFEST-SCHEDULE": {"rule":"`schedule` is a classic five-field cron (minute, hour, day of month, month, day of week), at most 100 characters, read on the clock of the manifest's zone. No seconds field, no `?`, `L` or `W`, no `@daily` shorthands.","why":"The service decides each minute whether a plug-in is due, and the tool shows the same reading; only the classic five fields mean the same thing to every cron dialect.","failing":{"where":"plugin.json","text":"\"schedule\": \"0 0 17 ? * MON-FRI\""},"passing":{"where":"plugin.json","text":"\"schedule\": \"0 17 * * 1-5\""}},
+    "PLG-MANIFEST-BACKFILL": {"rule":"`backfill` is `all`, or a window: 1 to 4 digits followed by `d` (days) or `y` (years), counted back from the run's today.","why":"The first run prints what `backfill` allows: the service gives the fetcher `backfillFrom`, today minus the window (null for `all`). The window must read the same to the service and the tool.","failing":{"where":"plugin.json","text":"\"backfill\": \"2 years\""},"passing":{"where":"plugin.json","text":"\"backfill\": \"2y\""}},
+    "PLG-MANIFEST-SOURCES": {"rule":"`sources` is an array of at most 16 objects, each with a `name` (a Key: lowercase letters, digits, `-` and `_`, starting with a letter, at most 48 characters; unique), a `url` and optionally `maxBytes`, an integer from 1 to 20,971,520.","why":"The name is the key under which the fetcher finds the file (`context.sources.<name>`) and the name of its fixture copy; `maxBytes` bounds every download. Two sources of one name could not both be found.","failing":{"where":"plugin.json","text":"\"sources\": [\n  { \"name\": \"daily\", \"url\": \"https://www.ecb.europa.eu/stats/eurofxref/eurofxref.zip\" },\n  { \"name\": \"daily\", \"url\": \"https://www.ecb.europa.eu/stats/eurofxref/eurofxref-hist.zip\", \"maxBytes\": 0 }\n]"},"passing":{"where":"plugin.json","text":"\"sources\": [\n  { \"name\": \"daily\", \"url\": \"https://www.ecb.europa.eu/stats/eurofxref/eurofxref.zip\" },\n  { \"name\": \"history\", \"url\": \"https://www.ecb.europa.eu/stats/eurofxref/eurofxref-hist.zip\", \"maxBytes\": 2097152 }\n]"}},
+    "PLG-MANIFEST-SOURCE-URL": {"rule":"A source `url` is https, at most 500 characters, with a lowercase host name of at least two labels (no IP address), an optional port, no user name or password, no spaces or backslashes, and `{...}` only as `{today}`, `{year}` or `{month}` after the host.","why":"The service downloads only from hosts the manifest names, checks every address they resolve to, and shows the reviewer each address it will fetch. An IP address, credentials or a placeholder in the host would get around those checks.","failing":{"where":"plugin.json","text":"\"url\": \"http://198.51.100.7/{source}/rates.csv\""},"passing":{"where":"plugin.json","text":"\"url\": \"https://www.bancentral.gov.do/rates/{year}/{month}/tasa-{today}.csv\""}},
+    "PLG-MANIFEST-SERIES": {"rule":"`series` holds 1 to 64 objects. Each has a unique `key` (a Key), `kind` (`value`, `event` or `item`), `cadence` (`business-day`, `daily`, `weekly`, `monthly`, `quarterly`, `irregular`), `dates` (`observation` or `publication`) and a `name`; optionally `unit` (at most 16 characters) and `snapshot` (`back` and `ahead` windows). A value series has 1 to 16 `fields` (Keys); `fieldNames` and `change` name declared fields only; event and item series have no fields.","why":"Every record is checked against its series, and the series decides how readers see it: its row label, the order of rows, which figure's change is shown and how a screen reader says it.","failing":{"where":"plugin.json","text":"\"series\": [\n  { \"key\": \"usd\", \"kind\": \"value\", \"cadence\": \"business-day\", \"dates\": \"observation\",\n    \"name\": { \"en\": \"US dollar\" }, \"change\": \"mid\" }\n]"},"passing":{"where":"plugin.json","text":"\"series\": [\n  { \"key\": \"usd\", \"kind\": \"value\", \"cadence\": \"business-day\", \"dates\": \"observation\",\n    \"name\": { \"en\": \"US dollar\" }, \"unit\": \"DOP\", \"fields\": [\"buy\", \"sell\"], \"change\": \"sell\" }\n]"}},
+    "PLG-MANIFEST-LINKS": {"rule":"`links.hosts` is an array of at most 16 lowercase host names, each at most 253 characters, no IP addresses and no URLs.","why":"An item's link may point only at a source host or one of these hosts, so readers are never sent to a place the reviewer has not seen.","failing":{"where":"plugin.json","text":"\"links\": { \"hosts\": [\"https://www.ecb.europa.eu/press/\"] }"},"passing":{"where":"plugin.json","text":"\"links\": { \"hosts\": [\"www.ecb.europa.eu\"] }"}},
+    "PLG-MANIFEST-LIMITS": {"rule":"`limits.seconds` is an integer from 1 to 120 and `limits.megabytes` an integer from 16 to 256; both are optional. They can only lower the defaults of 120 seconds and 256 MB.","why":"The locked room stops every run at its limits. A plug-in may ask for less, so a runaway run fails sooner; it can never ask for more than other plug-ins get.","failing":{"where":"plugin.json","text":"\"limits\": { \"seconds\": 300, \"megabytes\": 8 }"},"passing":{"where":"plugin.json","text":"\"limits\": { \"seconds\": 60, \"megabytes\": 64 }"}},
+    "PLG-MANIFEST-LICENCE": {"rule":"`licence` has `holder` (1 to 200 characters), `terms` (text of at most 500 characters, or null when there are none) and `retain` (`yes`, `no` or `unknown`); `attribution` is optional, 1 to 40 characters.","why":"The holder's name or attribution ends every value row; the terms and `retain` tell the service and its people whether the records may be kept for good or must be offered for purge.","failing":{"where":"plugin.json","text":"\"licence\": { \"holder\": \"European Central Bank\" }"},"passing":{"where":"plugin.json","text":"\"licence\": {\n  \"holder\": \"European Central Bank\",\n  \"attribution\": \"ECB\",\n  \"terms\": \"Reproduction is permitted provided that the source is acknowledged.\",\n  \"retain\": \"yes\"\n}"}},
+    "PLG-ID-RESERVED": {"rule":"An id may not be `store`, `publish`, `search`, `markets`, or a word the service's own addresses use (`api`, `portal`, `host`, `reader`, `docs`, `tool`, `static`, `login`, `admin`, `health`, ...), and may not start with `almanac`, `alm-`, `chk-` or `test-`.","why":"Ids become addresses beside the service's own pages; a plug-in called `docs` would clash with them, and one called `almanac-rates` would pass for the service's own.","failing":{"where":"plugin.json","text":"\"id\": \"almanac-rates\""},"passing":{"where":"plugin.json","text":"\"id\": \"ecb-rates\""}},
+    "PLG-LISTING-INVALID": {"rule":"listing.json is one JSON object with `\"listing\": 1` and only the keys of the listing table: `listing`, `plugin`, `publisher`, `tagline`, `description`, `category`, `keywords`, `links`, `sources`, `examples` (and only the known keys inside each).","why":"The store shows exactly these fields. An unknown key is most often a misspelt one whose text would silently never show.","failing":{"where":"listing.json","text":"{\n  \"listing\": 1,\n  \"plugin\": \"ecb-rates\",\n  \"summary\": { \"en\": \"Euro reference rates\" },\n  ...\n}"},"passing":{"where":"listing.json","text":"{\n  \"listing\": 1,\n  \"plugin\": \"ecb-rates\",\n  \"tagline\": { \"en\": \"Euro reference rates\" },\n  ...\n}"}},
+    "PLG-LISTING-ID": {"rule":"The listing's `plugin` is the manifest's `id`.","why":"A listing describes one plug-in; one copied from another folder would put another plug-in's words in the store.","failing":{"where":"listing.json (manifest id ecb-rates)","text":"\"plugin\": \"ecb-fx\""},"passing":{"where":"listing.json (manifest id ecb-rates)","text":"\"plugin\": \"ecb-rates\""}},
+    "PLG-LISTING-PUBLISHER": {"rule":"`publisher.domain` is a lowercase host name: the organization's verified domain.","why":"Readers see who publishes a plug-in; the store shows the verified mark only for the domain the organization proved it holds.","failing":{"where":"listing.json","text":"\"publisher\": { \"domain\": \"https://Example.org/\" }"},"passing":{"where":"listing.json","text":"\"publisher\": { \"domain\": \"example.org\" }"}},
+    "PLG-LISTING-TAGLINE": {"rule":"`tagline` is an object of language code to text: one line of plain text, at most 80 characters each, with an `en` entry.","why":"The tagline is the one line under the plug-in's name in the store's lists; a second line or markup would break the list.","failing":{"where":"listing.json","text":"\"tagline\": { \"en\": \"Euro reference rates\\nfor every working day, straight from the European Central Bank\" }"},"passing":{"where":"listing.json","text":"\"tagline\": { \"en\": \"Euro reference rates on the day they apply\" }"}},
+    "PLG-LISTING-DESCRIPTION": {"rule":"`description` is an object of language code to plain text of at most 2,000 characters, paragraphs separated by a blank line, with an `en` entry. No HTML tags or character references.","why":"The store shows the description as plain paragraphs in every language; markup would show as raw text or be a way to slip content past review.","failing":{"where":"listing.json","text":"\"description\": { \"en\": \"<b>Daily</b> reference rates &amp; history\" }"},"passing":{"where":"listing.json","text":"\"description\": { \"en\": \"The ECB publishes reference rates each working day.\\n\\nOne row a day, with the change.\" }"}},
+    "PLG-LISTING-LANGUAGE-MISSING": {"rule":"Every per-language text of the listing (`tagline`, `description`) has an `en` entry.","why":"Readers whose language is not listed see `en`; without it they would see nothing at all.","failing":{"where":"listing.json","text":"\"tagline\": { \"de\": \"Euro-Referenzkurse am Tag ihrer Geltung\" }"},"passing":{"where":"listing.json","text":"\"tagline\": { \"en\": \"Euro reference rates on the day they apply\", \"de\": \"Euro-Referenzkurse am Tag ihrer Geltung\" }"}},
+    "PLG-LISTING-CATEGORY": {"rule":"`category` is one of `finance`, `economy`, `central-banks`, `holidays`, `government`, `statistics`, `weather`, `science`, `transport`, `culture`, `sports`, `other`.","why":"Readers browse the store by these categories; a plug-in outside them could not be found.","failing":{"where":"listing.json","text":"\"category\": \"money\""},"passing":{"where":"listing.json","text":"\"category\": \"central-banks\""}},
+    "PLG-LISTING-KEYWORDS": {"rule":"`keywords` (optional) is an array of at most 12 entries, each 1 to 30 characters of plain text.","why":"Keywords feed the store's search; a handful of exact words finds a plug-in, a long list is keyword stuffing.","failing":{"where":"listing.json","text":"\"keywords\": [\"euro\", \"eur\", \"exchange rates\", \"fx\", \"forex\", \"currency\", \"ecb\", \"usd\", \"gbp\", \"jpy\", \"chf\", \"rates\", \"reference rates of the european central bank\"]"},"passing":{"where":"listing.json","text":"\"keywords\": [\"euro\", \"exchange rates\", \"ECB\"]"}},
+    "PLG-LISTING-LINK": {"rule":"Every link in the listing (`links.privacy`, `links.support.url`, each source's `page` and `licence.url`) is an https URL of at most 1,000 characters with a host name.","why":"Readers open these links from the store; https keeps what they read from being changed on the way.","failing":{"where":"listing.json","text":"\"links\": { \"privacy\": \"http://example.org/privacy\", ... }"},"passing":{"where":"listing.json","text":"\"links\": { \"privacy\": \"https://example.org/privacy\", ... }"}},
+    "PLG-NO-PRIVACY-POLICY": {"rule":"`links.privacy` is required: the https address of the publisher's privacy policy.","why":"Readers who report a problem or write to support give the publisher something; they must be able to read what the publisher does with it.","failing":{"where":"listing.json","text":"\"links\": { \"support\": { \"email\": \"plugins@example.org\" } }"},"passing":{"where":"listing.json","text":"\"links\": {\n  \"privacy\": \"https://example.org/privacy\",\n  \"support\": { \"email\": \"plugins@example.org\" }\n}"}},
+    "PLG-NO-SUPPORT-CONTACT": {"rule":"`links.support` is required: an object with a `url` (https), an `email`, or both.","why":"A reader who sees a wrong figure needs someone to tell; the store shows this contact on the plug-in's page.","failing":{"where":"listing.json","text":"\"support\": \"plugins@example.org\""},"passing":{"where":"listing.json","text":"\"support\": { \"url\": \"https://example.org/support\", \"email\": \"plugins@example.org\" }"}},
+    "PLG-LISTING-SOURCE": {"rule":"`sources` lists every declared source once: `name` (a source of the manifest), `title`, `page` (https) and `licence` with `name` and `url`.","why":"The store tells readers where each figure comes from and under which terms, for every file the plug-in downloads.","failing":{"where":"listing.json (sources daily and history)","text":"\"sources\": [\n  { \"name\": \"daily\", \"title\": \"Euro reference rates\" }\n]"},"passing":{"where":"listing.json (sources daily and history)","text":"\"sources\": [\n  { \"name\": \"daily\", \"title\": \"Euro reference rates\",\n    \"page\": \"https://www.ecb.europa.eu/stats/policy_and_exchange_rates/\",\n    \"licence\": { \"name\": \"ECB copyright\", \"url\": \"https://www.ecb.europa.eu/services/disclaimer/\" } },\n  { \"name\": \"history\", \"title\": \"History of the reference rates\",\n    \"page\": \"https://www.ecb.europa.eu/stats/policy_and_exchange_rates/\",\n    \"licence\": { \"name\": \"ECB copyright\", \"url\": \"https://www.ecb.europa.eu/services/disclaimer/\" } }\n]"}},
+    "PLG-LISTING-EXAMPLE": {"rule":"`examples` holds 1 to 3 days, each `{date, caption}`: a date the fixtures cover (a date of `fixtures/records.jsonl`), each shown once, and a one-line caption per language of at most 200 characters with an `en` entry.","why":"The store draws each example day from the fixture records, so readers see real rows; a day the fixtures do not cover would show an empty day.","failing":{"where":"listing.json (fixtures cover 2024-05-06..2024-05-10)","text":"\"examples\": [{ \"date\": \"2019-01-02\", \"caption\": { \"de\": \"Ein Freitag\" } }]"},"passing":{"where":"listing.json (fixtures cover 2024-05-06..2024-05-10)","text":"\"examples\": [{ \"date\": \"2024-05-10\", \"caption\": { \"en\": \"A Friday's rates\" } }]"}},
+    "PLG-LISTING-MISSING": {"rule":"A portal upload without `listing.json` is warned at once, in its `listing` check: such a version can be checked, reviewed and published, and runs for the readers who have it, but the store lists only a published version with a listing, so it can never be listed.","why":"Nothing else stops a publisher from publishing a plug-in nobody can find; the warning says so before the review, not after the store stays empty.","failing":{"where":"the uploaded folder","text":"plugin.json, fetch.mjs, fixtures/ and review.json, no listing.json"},"passing":{"where":"the uploaded folder","text":"plugin.json, fetch.mjs, fixtures/, review.json, listing.json and listing/icon.png"}},
+    "PLG-LISTING-ICON": {"rule":"`listing/icon.png` is a PNG of 256x256 pixels and at most 64 KB (65,536 bytes), judged from its bytes (signature, header, chunk checksums, end); legible at 14 pixels.","why":"The icon is drawn small beside the plug-in's rows and in the store; one size keeps it sharp everywhere and quick to load.","failing":{"where":"listing/icon.png","text":"a 512x512 PNG of 210 KB, or a JPEG renamed icon.png"},"passing":{"where":"listing/icon.png","text":"a 256x256 PNG of 9 KB: a simple shape, two colours, no small text"}},
+    "PLG-RECORD-TODAY": {"rule":"The run context the service writes to the fetcher's standard input has a `today`: a real date YYYY-MM-DD, the date of `now` in the manifest's zone. This is the service's side of the contract, not the plug-in's.","why":"Every date rule of a record (nothing after today except a scheduled event) is judged against today; without a valid one no record can be judged, so the check stops.","failing":{"where":"run context (stdin)","text":"{ \"contract\": 1, \"plugin\": \"ecb-rates\", \"now\": \"2026-06-10T15:00:00Z\", \"today\": \"10/06/2026\", ... }"},"passing":{"where":"run context (stdin)","text":"{ \"contract\": 1, \"plugin\": \"ecb-rates\", \"now\": \"2026-06-10T15:00:00Z\", \"today\": \"2026-06-10\", ... }"}},
+    "PLG-RECORD-TOO-MANY": {"rule":"One run prints at most 250,000 records; on a first run, print only what `backfillFrom` allows.","why":"A run is checked line by line and written in one transaction; a bounded batch keeps each run quick and its memory small, and the one-at-a-time queue moving.","failing":{"where":"plugin.json and fetch.mjs","text":"\"backfill\": \"all\"\n\n// prints every day since 1999 for 40 currencies\nfor (const row of history) for (const c of CURRENCIES) print(row, c);"},"passing":{"where":"plugin.json and fetch.mjs","text":"\"backfill\": \"10y\"\n\nconst from = context.backfillFrom ?? \"0000-01-01\";\nfor (const row of history) if (row.date >= from) for (const c of CURRENCIES) print(row, c);"}},
+    "PLG-RECORD-INVALID": {"rule":"Each output line is one JSON object of one kind with its required keys: real dates written YYYY-MM-DD, finite numbers, ids of 1 to 64 characters without spaces, plain-text titles (no HTML, at most 200 characters), a valid event `state`. No empty lines inside the output.","why":"One bad line refuses the whole batch, so readers never see half a run, and a figure is never stored that the fetcher did not really read.","failing":{"where":"fetcher output","text":"{\"kind\":\"value\",\"series\":\"usd\",\"date\":\"2024-5-10\",\"fields\":{\"rate\":\"1.0812\"}}"},"passing":{"where":"fetcher output","text":"{\"kind\":\"value\",\"series\":\"usd\",\"date\":\"2024-05-10\",\"fields\":{\"rate\":1.0812}}"}},
+    "PLG-RECORD-SERIES": {"rule":"A record's `series` is a key declared in plugin.json, and its `kind` is the kind that series was declared with.","why":"The series says how a record is checked, stored and drawn; a record of an undeclared series, or of the wrong kind, has no rules to follow.","failing":{"where":"fetcher output (series usd is a value series)","text":"{\"kind\":\"event\",\"series\":\"usd\",\"id\":\"r1\",\"date\":\"2024-05-10\",\"state\":\"happened\"}"},"passing":{"where":"fetcher output (series usd is a value series)","text":"{\"kind\":\"value\",\"series\":\"usd\",\"date\":\"2024-05-10\",\"fields\":{\"rate\":1.0812}}"}},
+    "PLG-RECORD-UNKNOWN-KEY": {"rule":"Each record kind takes only its own keys. value: `kind`, `series`, `date`, `fields`, `period`, `revises`. event: `kind`, `series`, `id`, `date`, `state`, `value`, `title`. item: `kind`, `series`, `date`, `id`, `title`, `url`.","why":"A key the service does not store would be dropped without a word; refusing it shows the mistake while it can still be fixed.","failing":{"where":"fetcher output","text":"{\"kind\":\"value\",\"series\":\"usd\",\"date\":\"2024-05-10\",\"fields\":{\"rate\":1.0812},\"source\":\"ecb\"}"},"passing":{"where":"fetcher output","text":"{\"kind\":\"value\",\"series\":\"usd\",\"date\":\"2024-05-10\",\"fields\":{\"rate\":1.0812}}"}},
+    "PLG-RECORD-AFTER-TODAY": {"rule":"No record is dated after the run's `today` except a `scheduled` event. A `happened` or `cancelled` event after today is refused too: leave a cancelled future event out until its day.","why":"A value or item from the future is almost always a date read in the wrong zone or format; only a planned event really lies ahead.","failing":{"where":"fetcher output (today 2026-06-10)","text":"{\"kind\":\"value\",\"series\":\"usd\",\"date\":\"2026-06-11\",\"fields\":{\"rate\":1.0812}}"},"passing":{"where":"fetcher output (today 2026-06-10)","text":"{\"kind\":\"value\",\"series\":\"usd\",\"date\":\"2026-06-10\",\"fields\":{\"rate\":1.0812}}\n{\"kind\":\"event\",\"series\":\"meetings\",\"id\":\"2026-07-23\",\"date\":\"2026-07-23\",\"state\":\"scheduled\"}"}},
+    "PLG-RECORD-LINK": {"rule":"An item's `url` is https, at most 1,000 characters, with no user name, to a host that is a source's host or listed in `links.hosts`.","why":"Readers follow item links from their calendar; the reviewer checks only the hosts the manifest names, so links may go nowhere else.","failing":{"where":"fetcher output (source host www.ecb.europa.eu)","text":"{\"kind\":\"item\",\"series\":\"press\",\"date\":\"2024-05-10\",\"id\":\"pr240510\",\"title\":\"Monetary policy decisions\",\"url\":\"http://bit.ly/3xYz\"}"},"passing":{"where":"fetcher output (source host www.ecb.europa.eu)","text":"{\"kind\":\"item\",\"series\":\"press\",\"date\":\"2024-05-10\",\"id\":\"pr240510\",\"title\":\"Monetary policy decisions\",\"url\":\"https://www.ecb.europa.eu/press/pr/date/2024/html/pr240510.en.html\"}"}},
+    "PLG-RECORD-REPEATED": {"rule":"Each record key appears once per run. The key of a value is its series and date (and `period` for a series dated by publication); of an event, its series and id; of an item, its series, date and id.","why":"Two lines with one key would make what is stored depend on the order of the lines; the later line is refused and with it the batch.","failing":{"where":"fetcher output","text":"{\"kind\":\"value\",\"series\":\"usd\",\"date\":\"2024-05-10\",\"fields\":{\"rate\":1.0812}}\n{\"kind\":\"value\",\"series\":\"usd\",\"date\":\"2024-05-10\",\"fields\":{\"rate\":1.0813}}"},"passing":{"where":"fetcher output","text":"{\"kind\":\"value\",\"series\":\"usd\",\"date\":\"2024-05-09\",\"fields\":{\"rate\":1.0812}}\n{\"kind\":\"value\",\"series\":\"usd\",\"date\":\"2024-05-10\",\"fields\":{\"rate\":1.0813}}"}},
+    "PLG-FOLDER-ID": {"rule":"The plug-in folder is named exactly as the manifest's `id`.","why":"The archive, the service's copy and every message find a plug-in by its folder; one name for both means the folder you check is the plug-in you upload.","failing":{"where":"folder","text":"ecb_rates/\n  plugin.json      \"id\": \"ecb-rates\"\n  fetch.mjs"},"passing":{"where":"folder","text":"ecb-rates/\n  plugin.json      \"id\": \"ecb-rates\"\n  fetch.mjs"}},
+    "PLG-FETCH-MISSING": {"rule":"The fetcher is a file named `fetch.mjs` at the top of the plug-in folder.","why":"The service always starts `node fetch.mjs` in the plug-in folder; there is no setting that names another file.","failing":{"where":"folder","text":"ecb-rates/\n  plugin.json\n  src/fetch.mjs"},"passing":{"where":"folder","text":"ecb-rates/\n  plugin.json\n  fetch.mjs\n  src/parse.mjs"}},
+    "PLG-IMPORT-OUTSIDE": {"rule":"A relative import resolves to a file inside the plug-in folder.","why":"Only the folder's covered files are approved by digest and copied into the locked room; a module from outside was never reviewed and is not there when the service runs the fetcher.","failing":{"where":"fetch.mjs","text":"import { parseCsv } from \"../shared/csv.mjs\";"},"passing":{"where":"fetch.mjs","text":"import { parseCsv } from \"./lib/csv.mjs\";"}},
+    "PLG-IMPORT-PACKAGE": {"rule":"A fetcher imports only its own files and Node's built-in modules, written with the `node:` prefix. No packages, not even installed ones.","why":"The locked room has no packages and the digest covers only your own files. The `node:` prefix names the built-in module itself, which no package of the same name can stand in for.","failing":{"where":"fetch.mjs","text":"import { readFileSync } from \"fs\";\nimport Papa from \"papaparse\";"},"passing":{"where":"fetch.mjs","text":"import { readFileSync } from \"node:fs\";\nimport { parseCsv } from \"./csv.mjs\";"}},
+    "PLG-FIXTURE-SOURCE-MISSING": {"rule":"Every declared source has one real copy in `fixtures/sources/`, named exactly as the source's `name`.","why":"`check` runs the fetcher on these files with no network, and reviewers read them to see what the real source looks like.","failing":{"where":"folder (one source named daily)","text":"fixtures/sources/eurofxref-daily.csv"},"passing":{"where":"folder (one source named daily)","text":"fixtures/sources/daily"}},
+    "PLG-FIXTURE-CONTEXT-INVALID": {"rule":"`fixtures/context.json` (and a run case's `context.json`) is a JSON object with `now` (an ISO instant, any offset) and `today`, the date of `now` in the manifest's zone; it may give `backfill`, `backfillFrom` and some series' `{last, count}`, never `sources`.","why":"The fixture run must be a run the service could really make: the service's today is always the date of now in the manifest's zone.","failing":{"where":"fixtures/context.json (zone Asia/Tokyo)","text":"{ \"now\": \"2026-06-10T23:30:00Z\", \"today\": \"2026-06-10\" }"},"passing":{"where":"fixtures/context.json (zone Asia/Tokyo)","text":"{ \"now\": \"2026-06-10T23:30:00Z\", \"today\": \"2026-06-11\" }"}},
+    "PLG-FIXTURE-RECORDS-MISSING": {"rule":"`fixtures/records.jsonl` holds the fetcher's expected output on the fixtures, and each `fixtures/runs/<case>/` holds either `records.jsonl` (a later run) or `expect.json` (a run that must fail): one of them, not both.","why":"`check` compares the fetcher's output byte for byte with these files; without them nothing says what the fetcher should print.","failing":{"where":"folder","text":"fixtures/runs/holiday/\n  sources/daily"},"passing":{"where":"folder","text":"fixtures/runs/holiday/\n  sources/daily\n  records.jsonl"}},
+    "PLG-FIXTURE-MISMATCH": {"rule":"On the fixtures the fetcher prints exactly the bytes of `fixtures/records.jsonl` (and of each run case's `records.jsonl`). `check --update` writes its output there instead of comparing.","why":"The stored output is the expectation the reviewer read. A change in what the fetcher prints must be seen and accepted, never slip through: run `check --update` and read the diff.","failing":{"where":"fetcher output against fixtures/records.jsonl","text":"printed: {\"kind\":\"value\",\"series\":\"usd\",\"date\":\"2024-05-10\",\"fields\":{\"rate\":1.0813}}\nfile:    {\"kind\":\"value\",\"series\":\"usd\",\"date\":\"2024-05-10\",\"fields\":{\"rate\":1.0812}}"},"passing":{"where":"fetcher output against fixtures/records.jsonl","text":"printed: {\"kind\":\"value\",\"series\":\"usd\",\"date\":\"2024-05-10\",\"fields\":{\"rate\":1.0812}}\nfile:    {\"kind\":\"value\",\"series\":\"usd\",\"date\":\"2024-05-10\",\"fields\":{\"rate\":1.0812}}"}},
+    "PLG-RUN-FAILED": {"rule":"On files it knows the fetcher exits 0, even with nothing new. A non-zero exit fails the run, and its last stderr line is the reason.","why":"A failed run writes nothing and readers see the could-not-refresh row; at `check` it means the fetcher cannot read its own fixture.","failing":{"where":"fetch.mjs","text":"// throws on the empty line at the end of the file\nconst rates = text.split(\"\\n\").map((line) => line.split(\",\")[1].trim());"},"passing":{"where":"fetch.mjs","text":"const rates = text.split(/\\r?\\n/).filter((line) => line !== \"\").map((line) => line.split(\",\")[1].trim());"}},
+    "PLG-RUN-KILLED": {"rule":"A run finishes within `limits.seconds` (120 at most), uses at most `limits.megabytes` of memory above Node's own (256 at most; Buffers count) and prints at most 64 MB.","why":"Runs go one at a time; a runaway fetcher would hold up every other plug-in, so the room stops it at its limits.","failing":{"where":"fetch.mjs","text":"const all = [];\nfor (const line of text.split(\"\\n\")) all.push(Buffer.from(line.repeat(1000)));"},"passing":{"where":"fetch.mjs","text":"for (const line of text.split(\"\\n\")) if (line) process.stdout.write(toRecord(line) + \"\\n\");"}},
+    "PLG-RUN-NETWORK": {"rule":"The fetcher never opens a connection: no `fetch`, `http`, `https`, `net`, `tls`, `dgram`, `dns` or WebSocket. Declare each file in `sources` and read it from `context.sources`.","why":"The service downloads the declared sources itself, under its checks (https, public addresses, declared hosts, size and time limits); the locked room has no network, so a fetcher that tries fails there.","failing":{"where":"fetch.mjs","text":"const res = await fetch(\"https://www.ecb.europa.eu/stats/eurofxref/eurofxref-daily.xml\");\nconst text = await res.text();"},"passing":{"where":"fetch.mjs","text":"const text = readFileSync(context.sources.daily, \"utf8\");"}},
+    "PLG-RUN-EXPECTED-FAILURE": {"rule":"A case with `expect.json` must fail: exit non-zero (or exactly `exit` when given), print nothing on stdout, and end stderr with a line containing `reason` (case-insensitive).","why":"When a source changes shape the fetcher must stop rather than guess, so readers see could-not-refresh instead of wrong figures; the case proves it does.","failing":{"where":"fetch.mjs (case expect.json: {\"exit\": 2, \"reason\": \"unknown status\"})","text":"const state = STATES[event.status] ?? \"scheduled\";"},"passing":{"where":"fetch.mjs (case expect.json: {\"exit\": 2, \"reason\": \"unknown status\"})","text":"const state = STATES[event.status];\nif (!state) {\n  process.stderr.write(`calendar: unknown status \"${event.status}\"\\n`);\n  process.exit(2);\n}"}},
+    "PLG-RUN-READ-OUTSIDE": {"rule":"The fetcher reads only its own code files and the paths in `context.sources`.","why":"`fixtures/`, `listing/` and README.md are not copied into the locked room; a fetcher reading them passes on your machine and fails on the service.","failing":{"where":"fetch.mjs","text":"const text = readFileSync(new URL(\"./fixtures/sources/daily\", import.meta.url), \"utf8\");"},"passing":{"where":"fetch.mjs","text":"const text = readFileSync(context.sources.daily, \"utf8\");"}},
+    "PLG-ID-TAKEN": {"rule":"An id belongs to the publisher that registered it first.","why":"Readers, preferences and links name a plug-in by its id; one id has one publisher.","failing":{"where":"plugin.json (ecb-rates is another publisher's)","text":"\"id\": \"ecb-rates\""},"passing":{"where":"plugin.json","text":"\"id\": \"examplebank-ecb-rates\""}},
+    "PLG-VERSION-REUSED": {"rule":"A version number names one code: the same `version` with other files is refused.","why":"The host, the reviewers and the history identify code by its version; two codes under one number would make \"version 1.2.0\" mean two things.","failing":{"where":"upload (1.2.0 is kept with other code)","text":"fetch.mjs changed, plugin.json still \"version\": \"1.2.0\""},"passing":{"where":"upload (1.2.0 is kept with other code)","text":"fetch.mjs changed, plugin.json \"version\": \"1.2.1\""}},
+    "PLG-VERSION-NOT-GREATER": {"rule":"New code carries a version greater than every version of the plug-in kept so far.","why":"Versions only go up, so the newest code is always the greatest number and nobody takes an older line for the current one.","failing":{"where":"upload (kept: 1.2.0 and 1.3.0)","text":"\"version\": \"1.2.5\""},"passing":{"where":"upload (kept: 1.2.0 and 1.3.0)","text":"\"version\": \"1.3.1\""}},
+    "PLG-VERSION-KEPT": {"rule":"The code of a kept version other than the current one is not uploaded again; changed code gets a new, greater version, and going back to an earlier approved version is the host's roll back.","why":"Uploading old code again would quietly replace the version running now. Going back is an explicit move at the host, kept in the history with who did it and why.","failing":{"where":"upload (current 1.3.0)","text":"the files of 1.2.0 again, \"version\": \"1.2.0\""},"passing":{"where":"host (current 1.3.0)","text":"POST /api/v1/host/plugins/ecb-rates/rollback\n{\"version\": \"1.2.0\", \"reason\": \"1.3.0 reads the new file layout wrongly\"}"}},
+    "PLG-ID-RETIRED": {"rule":"A retired id is never used again, by anyone.","why":"Readers keep the records of a retired plug-in under its id; a new plug-in under that id would mix with them.","failing":{"where":"plugin.json (ecb-rates was retired)","text":"\"id\": \"ecb-rates\""},"passing":{"where":"plugin.json","text":"\"id\": \"ecb-reference-rates\""}},
+    "PLG-STORE-AUDIENCE": {"rule":"A plug-in listed in the store has `\"audience\": \"public\"`.","why":"The store is for everyone; a private plug-in is shown only to the people on its list, and a local one runs only on its developer's machine.","failing":{"where":"plugin.json with listing.json","text":"\"audience\": \"private\""},"passing":{"where":"plugin.json with listing.json","text":"\"audience\": \"public\""}},
+    "PLG-LICENCE-TERMS-MISSING": {"rule":"A store plug-in quotes or links the holder's terms in `licence.terms` (not null, not empty).","why":"Readers and reviewers must see under which terms the data may be shown to everyone; choose public only when the terms allow it.","failing":{"where":"plugin.json with listing.json","text":"\"licence\": { \"holder\": \"European Central Bank\", \"terms\": null, \"retain\": \"yes\" }"},"passing":{"where":"plugin.json with listing.json","text":"\"licence\": { \"holder\": \"European Central Bank\", \"retain\": \"yes\",\n  \"terms\": \"Reproduction is permitted provided that the source is acknowledged: https://www.ecb.europa.eu/services/disclaimer/\" }"}},
+    "PLG-SCHEDULE-TOO-FREQUENT": {"rule":"The schedule runs at most 24 times on any day, read in the manifest's zone.","why":"Plug-ins are not for live data. Runs go one at a time, so a frequent plug-in would delay everyone else's.","failing":{"where":"plugin.json","text":"\"schedule\": \"*/30 * * * *\""},"passing":{"where":"plugin.json","text":"\"schedule\": \"30 16 * * 1-5\""}},
+    "PLG-QUOTA-UPLOADS": {"rule":"An organization uploads at most 20 times a day.","why":"Each upload runs checks in the locked room; the quota keeps them for everyone. `check`, `preview` and `probe` run on your own machine without counting.","failing":{"where":"organization","text":"a 21st upload today, after each small change"},"passing":{"where":"organization","text":"check and preview on your machine until they pass, then one upload"}},
+    "PLG-ZIP-TOO-LARGE": {"rule":"The archive is at most 8 MiB.","why":"Archives are read whole and checked entry by entry before anything is kept; a plug-in is code and small fixtures, not a data store.","failing":{"where":"archive","text":"ecb-rates-1.0.0.zip, 12 MiB: fixtures/sources/history holds 25 years of rates"},"passing":{"where":"archive","text":"ecb-rates-1.0.0.zip, 310 KiB: fixtures/sources/history holds the last year"}},
+    "PLG-ZIP-NOT-ZIP": {"rule":"The upload is a ZIP archive, as the tool's `pack` writes it.","why":"The service reads only ZIP; other formats would need other readers, each a new way to be fooled.","failing":{"where":"upload","text":"tar czf ecb-rates.tar.gz ecb-rates   # then upload ecb-rates.tar.gz"},"passing":{"where":"upload","text":"node almanac-plugin.mjs pack ecb-rates   # then upload ecb-rates-1.0.0.zip"}},
+    "PLG-ZIP-PREPENDED": {"rule":"Nothing comes before the archive's first entry.","why":"Bytes before the first entry (a self-extractor, a joined file) can hide content that one ZIP reader sees and another does not.","failing":{"where":"upload","text":"cat stub.exe ecb-rates-1.0.0.zip > ecb-rates.zip"},"passing":{"where":"upload","text":"ecb-rates-1.0.0.zip exactly as pack wrote it"}},
+    "PLG-ZIP-MULTI-DISK": {"rule":"The archive is one single-part ZIP: not split or spanned over several files.","why":"A split archive cannot be read from the one file uploaded.","failing":{"where":"upload","text":"zip -s 1m -r ecb-rates.zip ecb-rates   # writes ecb-rates.z01, ecb-rates.zip"},"passing":{"where":"upload","text":"node almanac-plugin.mjs pack ecb-rates"}},
+    "PLG-ZIP-ZIP64": {"rule":"The archive is a plain ZIP, without ZIP64 records or sizes.","why":"Plug-ins are far below ZIP64's sizes; refusing its records means every reader agrees on every size and offset.","failing":{"where":"upload","text":"zip -fz -r ecb-rates.zip ecb-rates   # forces ZIP64"},"passing":{"where":"upload","text":"node almanac-plugin.mjs pack ecb-rates"}},
+    "PLG-ZIP-ENCRYPTED": {"rule":"No entry is encrypted.","why":"The service must read every file to check and approve it; plug-in code is public to its reviewers anyway.","failing":{"where":"upload","text":"zip -e -r ecb-rates.zip ecb-rates   # asks for a password"},"passing":{"where":"upload","text":"node almanac-plugin.mjs pack ecb-rates"}},
+    "PLG-ZIP-METHOD": {"rule":"Every entry is stored (method 0) or compressed with deflate (method 8).","why":"Two methods every ZIP reader knows; others (bzip2, LZMA, zstd) would need more decoders on the service.","failing":{"where":"upload","text":"7z a -tzip -mm=BZip2 ecb-rates.zip ecb-rates"},"passing":{"where":"upload","text":"node almanac-plugin.mjs pack ecb-rates"}},
+    "PLG-ZIP-TOO-MANY-ENTRIES": {"rule":"The archive holds at most 500 entries.","why":"A plug-in needs a manifest, a fetcher, a few modules and one fixture per source; thousands of entries only slow every check.","failing":{"where":"folder","text":"fixtures/sources/daily-2001-01-02 ... daily-2024-05-10   (6,000 files)"},"passing":{"where":"folder","text":"fixtures/sources/daily, fixtures/sources/history   (one file per source)"}},
+    "PLG-ZIP-UNCOMPRESSED-TOO-LARGE": {"rule":"Unpacked, the files take at most 32 MiB in all, the files the digest covers at most 1 MiB, and no entry unpacks to more than 100 times its packed size.","why":"The limits keep an archive from unpacking into far more than it looks (a zip bomb) and keep the code a reviewer reads small.","failing":{"where":"folder","text":"fixtures/sources/history   40 MiB\nrates-table.json (covered)  3 MiB"},"passing":{"where":"folder","text":"fixtures/sources/history   2 MiB (the last years)\nthe table built by fetch.mjs from the source at run time"}},
+    "PLG-ZIP-DAMAGED": {"rule":"The archive reads whole: its directory matches its entries, every entry inflates to its recorded size and checksum.","why":"A damaged archive could be read differently by different readers; the service keeps only what reads cleanly.","failing":{"where":"upload","text":"an archive cut short by an interrupted copy, or edited in place by another program"},"passing":{"where":"upload","text":"pack the folder again and upload the file unchanged (its sha256 equal to pack's)"}},
+    "PLG-ZIP-FOLDER": {"rule":"Every entry lies in one top folder named as the plug-in: `<id>/...`, as pack writes it.","why":"The service unpacks one plug-in folder; entries outside it, or several top folders, would not say which plug-in they belong to.","failing":{"where":"archive entries","text":"plugin.json\nfetch.mjs\nfixtures/sources/daily"},"passing":{"where":"archive entries","text":"ecb-rates/plugin.json\necb-rates/fetch.mjs\necb-rates/fixtures/sources/daily"}},
+    "PLG-ZIP-PATH": {"rule":"Entry paths are relative and `/`-separated, UTF-8: no `..`, `.` or empty part, no absolute path, no backslash or control character, no path twice, no path that is both a file and a folder.","why":"Such paths could write outside the unpacked folder, or unpack differently on another system.","failing":{"where":"archive entries","text":"ecb-rates/../../etc/cron.d/x\necb-rates\\fetch.mjs"},"passing":{"where":"archive entries","text":"ecb-rates/fetch.mjs\necb-rates/lib/csv.mjs"}},
+    "PLG-ZIP-LINK": {"rule":"The archive holds plain files only: no symbolic links, devices or other special entries.","why":"A link points outside what was reviewed and could unpack to anywhere; the digest covers file bytes only.","failing":{"where":"archive entries","text":"ecb-rates/lib -> ../shared/lib   (a symbolic link)"},"passing":{"where":"archive entries","text":"ecb-rates/lib/csv.mjs   (the file itself)"}},
+    "PLG-ZIP-TOO-DEEP": {"rule":"Every file lies at most 8 folders deep inside the plug-in folder.","why":"Deep trees make paths long and awkward to review; a plug-in needs very few folders.","failing":{"where":"archive entries","text":"ecb-rates/src/lib/parse/csv/v2/impl/core/util/x.mjs"},"passing":{"where":"archive entries","text":"ecb-rates/lib/csv.mjs"}},
+    "PLG-ZIP-CASE": {"rule":"No two paths differ only in upper and lower case.","why":"On many systems such files are one file: the unpacked folder would depend on where it is unpacked.","failing":{"where":"archive entries","text":"ecb-rates/Fetch.mjs\necb-rates/fetch.mjs"},"passing":{"where":"archive entries","text":"ecb-rates/fetch.mjs\necb-rates/fetch-helpers.mjs"}},
+    "PLG-ZIP-PACK-JSON": {"rule":"The archive's `<id>/.pack.json` matches its files: id, version, digest, and each file's path, size and SHA-256.","why":"`.pack.json` records what pack checked; an archive edited after packing would go up with checks it never passed.","failing":{"where":"upload","text":"pack, then edit ecb-rates/fetch.mjs inside the ZIP with an archive manager"},"passing":{"where":"upload","text":"edit the folder, run check, pack again, upload the new ZIP"}},
+    "PLG-RETIRE-CONFIRM": {"rule":"Retiring a plug-in needs its id typed exactly.","why":"Retiring stops the plug-in for good and its id is never used again; typing the id makes sure it is the one meant.","failing":{"where":"portal (retiring ecb-rates)","text":"confirm: \"ecb\""},"passing":{"where":"portal (retiring ecb-rates)","text":"confirm: \"ecb-rates\""}},
+    "AGENT_MAY_NOT_PUBLISH": {"rule":"An agent publishes, unpublishes or relists only when the owner or admin who approved it allowed publishing.","why":"Publishing puts code in front of readers; the person approving an agent decides whether it may do that without them.","failing":{"where":"agent approved without publishing","text":"node almanac-plugin.mjs publish"},"passing":{"where":"portal","text":"an owner or admin presses Publish, or approves a new agent with publishing allowed"}},
+    "AGENT_FORBIDDEN": {"rule":"Some acts are a person's only: verifying the domain, accepting the agreement, approving or revoking agents, naming a domain, asking to be invited, retiring a plug-in.","why":"These acts commit the organization; an agent's token never reaches them.","failing":{"where":"agent","text":"node almanac-plugin.mjs retire ecb-rates"},"passing":{"where":"portal","text":"a person opens the plug-in, chooses Retire and types ecb-rates"}},
+    "PLG-LOCAL-NOT-APPROVED": {"rule":"The service approves only plug-ins whose audience is `public` or `private`; `local` runs on its developer's machine only.","why":"A local plug-in's records are never stored or sent anywhere; approving one on the server would do both.","failing":{"where":"plugin.json at the host","text":"\"audience\": \"local\""},"passing":{"where":"plugin.json at the host","text":"\"audience\": \"public\""}},
+    "PLG-PURGE-CONFIRM": {"rule":"A purge needs the plug-in's id typed exactly.","why":"A purge removes the records and their revisions for good; typing the id makes sure it is the one meant.","failing":{"where":"host","text":"POST /api/v1/host/plugins/ecb-rates/purge\n{\"typed_id\": \"ecb\"}"},"passing":{"where":"host","text":"POST /api/v1/host/plugins/ecb-rates/purge\n{\"typed_id\": \"ecb-rates\"}"}},
+    "PLG-CODE-SYMLINK": {"rule":"No symbolic link anywhere in the plug-in folder, fixtures included.","why":"A link can point anywhere on the machine; the digest covers the bytes of files in the folder, and a link is never followed.","failing":{"where":"folder","text":"ecb-rates/lib/csv.mjs -> ../../shared/csv.mjs"},"passing":{"where":"folder","text":"ecb-rates/lib/csv.mjs   (a copy of the file)"}},
+    "PLG-CODE-FILE-TYPE": {"rule":"The files the digest covers (everything outside `fixtures/` and `listing/`, less README.md, AGENTS.md, CLAUDE.md, listing.json and review.json) are `.mjs`, `.json`, `.md`, `.txt` or `LICENSE`.","why":"The code a reviewer approves stays small and readable; data belongs in fixtures, where any file type is fine.","failing":{"where":"folder","text":"ecb-rates/parse.js\necb-rates/currencies.csv"},"passing":{"where":"folder","text":"ecb-rates/parse.mjs\necb-rates/currencies.json\necb-rates/fixtures/sources/daily   (any type)"}},
+    "PLG-UPDATE-TIMEZONE": {"rule":"An update keeps the published version's `timezone`.","why":"Stored records were dated in the old zone; a new zone would move what each date means and the schedule under readers' feet. Publish a new plug-in for another zone.","failing":{"where":"plugin.json (published: Europe/Berlin)","text":"\"timezone\": \"UTC\""},"passing":{"where":"plugin.json (published: Europe/Berlin)","text":"\"timezone\": \"Europe/Berlin\""}},
+    "PLG-UPDATE-SERIES-KIND": {"rule":"An update keeps each series' `kind`.","why":"Stored records of the series have the old kind; add a series with a new key for the new kind.","failing":{"where":"plugin.json (published: usd is a value series)","text":"{ \"key\": \"usd\", \"kind\": \"event\", ... }"},"passing":{"where":"plugin.json (published: usd is a value series)","text":"{ \"key\": \"usd\", \"kind\": \"value\", ... },\n{ \"key\": \"usd-auctions\", \"kind\": \"event\", ... }"}},
+    "PLG-UPDATE-SERIES-UNIT": {"rule":"An update keeps each series' `unit`: not changed, added or removed.","why":"Stored figures are in the old unit; a new unit would change what readers are told they mean and how their change is measured. Add a series with a new key instead.","failing":{"where":"plugin.json (published: \"unit\": \"USD\")","text":"{ \"key\": \"rate\", \"unit\": \"EUR\", ... }"},"passing":{"where":"plugin.json (published: \"unit\": \"USD\")","text":"{ \"key\": \"rate\", \"unit\": \"USD\", ... },\n{ \"key\": \"rate-eur\", \"unit\": \"EUR\", ... }"}},
+    "PLG-UPDATE-SERIES-DATES": {"rule":"An update keeps each series' `dates` (`observation` or `publication`).","why":"Stored records are keyed by the old kind of date; switching would put old and new records on different kinds of day. Add a series with a new key instead.","failing":{"where":"plugin.json (published: \"dates\": \"observation\")","text":"{ \"key\": \"cpi\", \"dates\": \"publication\", ... }"},"passing":{"where":"plugin.json (published: \"dates\": \"observation\")","text":"{ \"key\": \"cpi\", \"dates\": \"observation\", ... },\n{ \"key\": \"cpi-releases\", \"dates\": \"publication\", ... }"}},
+    "PLG-UPDATE-SERIES-REMOVED": {"rule":"An update may remove a series; it is reported as a warning to the publisher and the reviewer.","why":"The series' records are kept but no longer refreshed; readers who used them see them stop, so the removal should be meant.","failing":{"where":"plugin.json (published: usd and gbp)","text":"\"series\": [{ \"key\": \"usd\", ... }]"},"passing":{"where":"plugin.json (published: usd and gbp)","text":"\"series\": [{ \"key\": \"usd\", ... }, { \"key\": \"gbp\", ... }]"}},
+    "PLG-UPDATE-FIELD-REMOVED": {"rule":"An update may remove a field of a value series; it is reported as a warning.","why":"Stored records keep the field, but new records no longer carry it, so readers lose that figure from then on.","failing":{"where":"plugin.json (published: \"fields\": [\"buy\", \"sell\"])","text":"\"fields\": [\"sell\"]"},"passing":{"where":"plugin.json (published: \"fields\": [\"buy\", \"sell\"])","text":"\"fields\": [\"buy\", \"sell\"]"}},
+    "PLG-UPDATE-SOURCE-HOST-ADDED": {"rule":"An update may download from a host no earlier source named; it is reported as a warning.","why":"A plug-in draws on one data holder; the reviewer checks that the new host is that holder's own publication.","failing":{"where":"plugin.json (published: www.ecb.europa.eu)","text":"{ \"name\": \"mirror\", \"url\": \"https://rates.example.net/eurofxref.csv\" }"},"passing":{"where":"plugin.json (published: www.ecb.europa.eu)","text":"{ \"name\": \"history\", \"url\": \"https://www.ecb.europa.eu/stats/eurofxref/eurofxref-hist.zip\" }"}},
+    "PLG-README-TEMPLATE": {"rule":"README.md no longer starts with the template's marker line that `init` wrote.","why":"The README tells reviewers and readers what the plug-in does, from which sources and under which terms; the template says none of that.","failing":{"where":"README.md","text":"<!-- almanac-plugin: template README; replace it with your own words and delete this line -->\n# ECB Rates\n\nAn Almanac calendar plug-in: ..."},"passing":{"where":"README.md","text":"# ECB reference rates\n\nThe euro reference rates the European Central Bank publishes each working day\naround 16:00 CET, one row a day. Source: eurofxref-daily.xml; ECB copyright, reuse\npermitted with the source acknowledged."}},
+    "PLG-CONTEXT-INVALID": {"rule":"The run context the service writes to the fetcher follows the Run context table: `contract` 1, `plugin` the id, `now` a UTC instant, `today`, `backfill`, `backfillFrom`, `sources` and every declared series' `{last, count}`. This is the service's side of the contract.","why":"A fetcher must be able to trust its context; a context that breaks the table stops the run before the fetcher sees it.","failing":{"where":"run context (stdin)","text":"{ \"contract\": 1, \"plugin\": \"ecb-rates\", \"now\": \"2026-06-10T17:00:00+02:00\", ... }"},"passing":{"where":"run context (stdin)","text":"{ \"contract\": 1, \"plugin\": \"ecb-rates\", \"now\": \"2026-06-10T15:00:00Z\", ... }"}},
+    "PLG-RUN-NOT-DETERMINISTIC": {"rule":"The same files and context give the same output bytes: no timestamps, random numbers, system clock, environment or unordered iteration in what is printed.","why":"The service runs the fixtures twice and compares; output that changes by itself would make every run look like a revision and no check could be trusted.","failing":{"where":"fetch.mjs","text":"out.push(JSON.stringify({ kind: \"event\", series: \"meetings\", id: `m-${Date.now()}`, date, state }));"},"passing":{"where":"fetch.mjs","text":"out.push(JSON.stringify({ kind: \"event\", series: \"meetings\", id: `m-${date}`, date, state }));"}},
+    "REQUEST-MALFORMED": {"rule":"A request body parses as JSON and is sent with `Content-Type: application/json` (routes that take a file say so).","why":"A body that does not parse cannot be checked field by field; the answer says so at once.","failing":{"where":"request","text":"POST /api/v1/auth/signup\nContent-Type: application/json\n\n{email: \"ada@example.org\"}"},"passing":{"where":"request","text":"POST /api/v1/auth/signup\nContent-Type: application/json\n\n{\"email\": \"ada@example.org\", \"password\": \"correct horse battery staple\"}"}},
+    "REQUEST-INVALID": {"rule":"Every field a route takes is present and valid as its OpenAPI description says (`/api/v1/openapi.json`); the answer's `findings` name each wrong field.","why":"The service acts only on a request it fully understands; the findings say what to correct without echoing what was sent.","failing":{"where":"request","text":"POST /api/v1/auth/signin\n\n{\"email\": [\"ada@example.org\"]}"},"passing":{"where":"request","text":"POST /api/v1/auth/signin\n\n{\"email\": \"ada@example.org\", \"password\": \"correct horse battery staple\"}"}},
+    "REQUEST-TOO-LARGE": {"rule":"A request body is at most 64 KiB, unless a route says otherwise (a packed plug-in may be 8 MiB).","why":"Bodies are refused before they are read whole, so a large one cannot tie up the service.","failing":{"where":"request","text":"POST /api/v1/auth/signup with a 70 KiB body"},"passing":{"where":"request","text":"POST /api/v1/auth/signup with the two fields it takes"}},
+    "AUTH-REQUIRED": {"rule":"The route needs a signed-in account: the session cookie of the web pages, or `Authorization: Bearer <token>` with a valid, unrevoked token.","why":"Who asks decides what may be seen and done; without a person behind the request there is nothing to decide on.","failing":{"where":"request","text":"GET /api/v1/auth/me"},"passing":{"where":"request","text":"GET /api/v1/auth/me\nAuthorization: Bearer alm_..."}},
+    "AUTH-FAILED": {"rule":"Sign-in needs the account's e-mail address and its password.","why":"The answer is the same for an unknown address and a wrong password, so it never tells anyone who has an account.","failing":{"where":"request","text":"POST /api/v1/auth/signin\n\n{\"email\": \"ada@example.org\", \"password\": \"wrong\"}"},"passing":{"where":"request","text":"POST /api/v1/auth/signin\n\n{\"email\": \"ada@example.org\", \"password\": \"correct horse battery staple\"}"}},
+    "EMAIL-UNVERIFIED": {"rule":"Creating an organization and managing its members need a verified e-mail address: open the link in the verification mail first.","why":"Owners and admins act for an organization; the service needs to know their address is really theirs.","failing":{"where":"request (address not verified)","text":"POST /api/v1/organizations\n\n{\"name\": \"Example Bank\"}"},"passing":{"where":"request","text":"GET /api/v1/auth/verify?token=...   (the mailed link)\nPOST /api/v1/organizations\n\n{\"name\": \"Example Bank\"}"}},
+    "FORBIDDEN": {"rule":"The account needs the role the action asks for: an owner or admin of the organization, or a service operator or reviewer.","why":"Roles keep each decision with the people responsible for it.","failing":{"where":"request","text":"POST /api/v1/staff/roles   (signed in as an organization member)\n\n{\"email\": \"rev@example.org\", \"role\": \"reviewer\"}"},"passing":{"where":"request","text":"POST /api/v1/staff/roles   (signed in as a service operator)\n\n{\"email\": \"rev@example.org\", \"role\": \"reviewer\"}"}},
+    "NOT-FOUND": {"rule":"The address names something that exists and that this account may see. A private plug-in is reported as not existing to anyone not on its list.","why":"One answer for unknown and not visible, so the service never tells who publishes what privately.","failing":{"where":"request","text":"GET /api/v1/reader/plugins/ecb-ratez"},"passing":{"where":"request","text":"GET /api/v1/reader/plugins/ecb-rates"}},
+    "METHOD-NOT-ALLOWED": {"rule":"Each address takes the methods the API documents for it (`/api/v1/openapi.json`).","why":"A method an address does not take would otherwise be a guess at what was meant.","failing":{"where":"request","text":"DELETE /api/v1/auth/me"},"passing":{"where":"request","text":"POST /api/v1/auth/signout"}},
+    "ACCOUNT-EXISTS": {"rule":"One account per e-mail address.","why":"The address identifies the person for verification, invitations and private reader lists.","failing":{"where":"request (ada@example.org has an account)","text":"POST /api/v1/auth/signup\n\n{\"email\": \"ada@example.org\", \"password\": \"...\"}"},"passing":{"where":"request","text":"POST /api/v1/auth/signin\n\n{\"email\": \"ada@example.org\", \"password\": \"...\"}"}},
+    "VERIFICATION-INVALID": {"rule":"A verification link works once, within 24 hours of being mailed.","why":"A link that worked for ever, or more than once, could verify an address for someone who later read the old mail.","failing":{"where":"request","text":"GET /api/v1/auth/verify?token=...   (opened a second time, or two days later)"},"passing":{"where":"request","text":"POST /api/v1/auth/verify/resend   (signed in), then open the new link"}},
+    "MEMBER-EXISTS": {"rule":"A person is added to an organization once; a member's role is changed, not added again.","why":"One membership per person keeps their role unambiguous.","failing":{"where":"request (ada is a member)","text":"POST /api/v1/organizations/7/members\n\n{\"email\": \"ada@example.org\", \"role\": \"admin\"}"},"passing":{"where":"request (ada is member 12)","text":"PATCH /api/v1/organizations/7/members/12\n\n{\"role\": \"admin\"}"}},
+    "LAST-OWNER": {"rule":"An organization always keeps at least one owner.","why":"Without an owner nobody could manage its members, agents or plug-ins.","failing":{"where":"request (12 is the only owner)","text":"PATCH /api/v1/organizations/7/members/12\n\n{\"role\": \"member\"}"},"passing":{"where":"request","text":"PATCH /api/v1/organizations/7/members/15\n\n{\"role\": \"owner\"}\nthen\nPATCH /api/v1/organizations/7/members/12\n\n{\"role\": \"member\"}"}},
+    "RATE-LIMITED": {"rule":"Some requests are limited per address or per day (for example 5 invitation requests a day per address); the message names the limit and how long to wait, and the Retry-After header gives the wait in seconds.","why":"Limits keep one sender from flooding the service and the people it mails.","failing":{"where":"request","text":"a sixth POST /api/developers/invitations from one address today"},"passing":{"where":"request","text":"the same request tomorrow"}},
+    "SIGN-IN-LOCKED": {"rule":"At most 10 failed sign-ins for one e-mail address in any 15 minutes. Past that every sign-in for the address is refused, the right password too, until the oldest of those failures is 15 minutes old; the message and the Retry-After header say how long. It never says which part of the credentials was wrong, and an address with no account is locked the same way.","why":"Guessing a password online needs many tries; ten in a quarter of an hour is more than a person who mistypes makes and far too few for a guesser. Refusing the right password as well keeps the answer from telling a guesser when a guess was right.","failing":{"where":"request (10 wrong passwords for ada@example.org in the last 5 minutes)","text":"POST /api/v1/auth/signin\n\n{\"email\": \"ada@example.org\", \"password\": \"...\"}\n\n429, Retry-After: 600"},"passing":{"where":"request (10 minutes later)","text":"POST /api/v1/auth/signin\n\n{\"email\": \"ada@example.org\", \"password\": \"the right one\"}\n\n200"}},
+    "SIGN-IN-ADDRESS-LIMITED": {"rule":"At most 30 failed sign-ins from one network address (an IPv6 client by its /64) in any 15 minutes, whatever e-mail addresses they name; a successful sign-in in between takes no failure away. Past that every sign-in from the address is refused until the oldest of those failures is 15 minutes old; the message and the Retry-After header say how long.","why":"One guess at each of many accounts stays under any limit per account; a limit per address stops it, while the people of an office or school behind one address stay well under it.","failing":{"where":"request (30 failed sign-ins from 203.0.113.9 in the last 15 minutes, for 30 accounts)","text":"POST /api/v1/auth/signin from 203.0.113.9\n\n429, Retry-After: 900"},"passing":{"where":"request (15 minutes later)","text":"POST /api/v1/auth/signin from 203.0.113.9\n\n200 or 401"}},
+    "DEVICE-CODE-LIMITED": {"rule":"At most 10 agent login codes (POST /api/v1/device/code) from one network address in any hour. Past that the request is refused with this problem (429, not an OAuth error) until the oldest of those codes was asked for an hour ago; the message and the Retry-After header say how long.","why":"A login needs one code, valid 10 minutes, and running login again within them waits for the same code. A limit keeps one address from filling the service with codes an approver could mistype into.","failing":{"where":"shell (login run 10 times this hour from one machine, each after its code expired)","text":"node almanac-plugin.mjs login\n\nalmanac-plugin: DEVICE-CODE-LIMITED: login: too many login codes asked for from your network address (at most 10 an hour); try again in 40 minutes"},"passing":{"where":"shell","text":"node almanac-plugin.mjs login\n\nthen approve the code in the portal within its 10 minutes"}},
+    "DOMAIN-CHECK-LIMITED": {"rule":"Check now runs at most 10 times an hour for one organization, whoever of its owners and admins presses it. Past that it is refused, with no look-up made, until the oldest of those checks is an hour old; the message and the Retry-After header say how long. The service's own periodic re-checks do not count.","why":"Each check asks DNS and fetches a web address the organization chose, from the service's own address; the limit keeps the service from being made to send requests at someone else's server.","failing":{"where":"request (Check now pressed 10 times in the last 20 minutes)","text":"POST /api/v1/portal/organizations/7/domain/check\n\n429, Retry-After: 2400"},"passing":{"where":"request","text":"publish the TXT record, wait a few minutes for it to spread, then one POST /api/v1/portal/organizations/7/domain/check"}},
+    "INTERNAL-ERROR": {"rule":"The service answers every well-formed request; this code means it failed to, through no fault of the request.","why":"The failure is logged for the operator; the answer carries no detail of the service's insides.","failing":{"where":"request","text":"GET /api/v1/reader/days?from=2026-06-01&to=2026-06-07 while the database is down"},"passing":{"where":"request","text":"the same request once GET /health answers {\"status\": \"ok\", \"database\": \"ok\"}"}},
+    "READER-TOO-MANY-DAYS": {"rule":"A reader asks for at most 62 days at once, `from` and `to` both included.","why":"Days are drawn on request for every shown plug-in; a bounded range keeps each answer quick.","failing":{"where":"request","text":"GET /api/v1/reader/days?from=2026-01-01&to=2026-03-31"},"passing":{"where":"request","text":"GET /api/v1/reader/days?from=2026-01-01&to=2026-03-03"}},
+    "READER-LIST-TOO-LONG": {"rule":"A private plug-in's reader list holds at most 500 people and 100 organizations.","why":"Large audiences are organizations: list the organization, and its active members read the plug-in.","failing":{"where":"request","text":"PUT /api/v1/host/plugins/bank-rates/readers\n\n{\"emails\": [\"a1@example.org\", ..., \"a600@example.org\"]}"},"passing":{"where":"request","text":"PUT /api/v1/host/plugins/bank-rates/readers\n\n{\"emails\": [\"auditor@example.net\"], \"organizations\": [7]}"}},
+    "AUDIENCE-NOT-PRIVATE": {"rule":"Reader lists and organization defaults apply to private plug-ins only.","why":"Anyone signed in reads a public plug-in; a list on it would suggest a restriction that does not exist.","failing":{"where":"request (ecb-rates is public)","text":"PUT /api/v1/host/plugins/ecb-rates/readers\n\n{\"emails\": [\"ada@example.org\"]}"},"passing":{"where":"request (bank-rates is private)","text":"PUT /api/v1/host/plugins/bank-rates/readers\n\n{\"emails\": [\"ada@example.org\"]}"}},
+    "AUDIENCE-ORGANIZATION-NOT-LISTED": {"rule":"An organization turns a private plug-in on for its members only when the organization is on the plug-in's reader list.","why":"The reader list decides who may read a private plug-in; an organization's default cannot widen it.","failing":{"where":"request (organization 7 is not listed)","text":"PUT /api/v1/reader/organizations/7/plugins/bank-rates/shown\n\n{\"shown\": true}"},"passing":{"where":"requests","text":"an operator: PUT /api/v1/host/plugins/bank-rates/readers {\"organizations\": [7]}\nthen the owner: PUT /api/v1/reader/organizations/7/plugins/bank-rates/shown {\"shown\": true}"}},
+    "DIGEST-CHANGED": {"rule":"Approval names the digest of the current version, as its page shows it; a digest of an earlier version means the files changed since the page was shown.","why":"A person approves exactly the code they looked at; if it changed, they look again.","failing":{"where":"request (the page was read before 1.3.0 arrived)","text":"POST /api/v1/host/plugins/ecb-rates/approve\n\n{\"digest\": \"sha256:<digest of 1.2.0>\"}"},"passing":{"where":"request","text":"GET /api/v1/host/plugins/ecb-rates   (read the current digest)\nPOST /api/v1/host/plugins/ecb-rates/approve\n\n{\"digest\": \"sha256:<digest of 1.3.0>\"}"}},
+    "STATE-CONFLICT": {"rule":"Each move at the host is allowed from some states only (the approved plug-in table): resume a Paused plug-in, pause an Approved or Failing one, approve a Pending or Removed one, and so on.","why":"The state machine is what readers and runs rely on; a move from the wrong state would leave it inconsistent.","failing":{"where":"request (ecb-rates is Approved)","text":"POST /api/v1/host/plugins/ecb-rates/resume"},"passing":{"where":"request (ecb-rates is Approved)","text":"POST /api/v1/host/plugins/ecb-rates/pause\nlater: POST /api/v1/host/plugins/ecb-rates/resume"}},
+    "NOTHING-HELD": {"rule":"Accept removals or Keep them answers a plug-in showing Held: a run that would have withdrawn too many records at once.","why":"The answer applies to the withdrawals that were held back; with none waiting there is nothing to answer.","failing":{"where":"request (ecb-rates is not Held)","text":"POST /api/v1/host/plugins/ecb-rates/held\n\n{\"decision\": \"accept-removals\"}"},"passing":{"where":"request (ecb-rates shows Held)","text":"POST /api/v1/host/plugins/ecb-rates/held\n\n{\"decision\": \"keep-them\"}"}},
+    "PURGE-NOT-OFFERED": {"rule":"A purge is offered only while the retain answer a person recorded at the host is `no`.","why":"Records are deleted for good only when the holder's terms do not allow keeping them, and a person read those terms.","failing":{"where":"request (retain answer unknown)","text":"POST /api/v1/host/plugins/ecb-rates/purge"},"passing":{"where":"requests","text":"POST /api/v1/host/plugins/ecb-rates/retention {\"answer\": \"no\", \"terms_read\": true}\nGET /api/v1/host/plugins/ecb-rates/purge   (the dry run)\nPOST /api/v1/host/plugins/ecb-rates/purge {\"typed_id\": \"ecb-rates\"}"}},
+    "TAKEDOWN-DIGEST": {"rule":"A taken-down plug-in is restored only with the code that was taken down.","why":"A takedown judged one code; changed code has not been judged and stays down.","failing":{"where":"request (files changed since the takedown)","text":"POST /api/v1/host/plugins/ecb-rates/takedown/restore"},"passing":{"where":"request","text":"POST /api/v1/host/plugins/ecb-rates/takedown/restore   (with the code taken down)"}},
+    "DIGEST-NOT-CURRENT": {"rule":"The digest given for approval is the current version's: one this plug-in's code really had.","why":"A digest that was never the plug-in's is a typo or a page of another plug-in; nothing is approved on it.","failing":{"where":"request","text":"POST /api/v1/host/plugins/ecb-rates/approve\n\n{\"digest\": \"sha256:0000000000000000000000000000000000000000000000000000000000000000\"}"},"passing":{"where":"request","text":"POST /api/v1/host/plugins/ecb-rates/approve\n\n{\"digest\": \"sha256:<the digest the page shows>\"}"}},
+    "ROLLBACK-NOT-APPROVED": {"rule":"A roll back goes to a kept version a person approved before.","why":"Rolling back approves again without a new review; that is safe only for code that was reviewed and approved once.","failing":{"where":"request (1.3.0 was never approved)","text":"POST /api/v1/host/plugins/ecb-rates/rollback\n\n{\"version\": \"1.3.0\", \"reason\": \"...\"}"},"passing":{"where":"request (1.2.0 was approved)","text":"POST /api/v1/host/plugins/ecb-rates/rollback\n\n{\"version\": \"1.2.0\", \"reason\": \"1.3.0 reads the new file layout wrongly\"}"}},
+    "REQUEST-MEDIA-TYPE": {"rule":"A route that takes a file takes it as the raw body with its own media type: the packed plug-in as `Content-Type: application/zip`.","why":"The archive is checked byte for byte as pack wrote it; a form upload or a JSON wrapper is not that archive.","failing":{"where":"request","text":"curl -F file=@ecb-rates-1.0.0.zip https://almanac.example/api/v1/host/plugins/pack"},"passing":{"where":"request","text":"curl --data-binary @ecb-rates-1.0.0.zip -H 'Content-Type: application/zip' https://almanac.example/api/v1/host/plugins/pack"}},
+    "DOMAIN-IP-ADDRESS": {"rule":"An organization's domain is a domain name; an IP address is refused.","why":"An address changes hands with the hosting, and proves nothing about who publishes.","failing":{"where":"request","text":"PUT /api/v1/portal/organizations/7/domain\n\n{\"domain\": \"93.184.216.34\"}"},"passing":{"where":"request","text":"PUT /api/v1/portal/organizations/7/domain\n\n{\"domain\": \"examplebank.org\"}"}},
+    "DOMAIN-NO-DOT": {"rule":"An organization's domain has at least two labels, such as `example.org`; a single name such as `localhost` or `org` is refused.","why":"A name with no dot is a top-level domain or a local name, never one publisher's domain.","failing":{"where":"request","text":"PUT /api/v1/portal/organizations/7/domain\n\n{\"domain\": \"examplebank\"}"},"passing":{"where":"request","text":"PUT /api/v1/portal/organizations/7/domain\n\n{\"domain\": \"examplebank.org\"}"}},
+    "DOMAIN-INVALID": {"rule":"An organization's domain is a host name: labels of 1 to 63 letters, digits and hyphens (not at either end), at most 253 characters, the last label not a number.","why":"The TXT record and the well-known file are looked up under the name; a name DNS cannot hold can never be proved.","failing":{"where":"request","text":"PUT /api/v1/portal/organizations/7/domain\n\n{\"domain\": \"example_bank.org\"}"},"passing":{"where":"request","text":"PUT /api/v1/portal/organizations/7/domain\n\n{\"domain\": \"example-bank.org\"}"}},
+    "DOMAIN-PUBLIC-SUFFIX": {"rule":"A public suffix of the Public Suffix List (ICANN and private sections), such as `co.uk`, `github.io` or `herokuapp.com`, is refused as a domain.","why":"Anyone may register names under a public suffix; whoever could prove the suffix would stand for every publisher below it.","failing":{"where":"request","text":"PUT /api/v1/portal/organizations/7/domain\n\n{\"domain\": \"co.uk\"}"},"passing":{"where":"request","text":"PUT /api/v1/portal/organizations/7/domain\n\n{\"domain\": \"examplebank.co.uk\"}"}},
+    "DOMAIN-SHARED-HOSTING": {"rule":"A name under a shared hosting domain of the Public Suffix List's private section, such as `someone.github.io` or `app.herokuapp.com`, is refused as a domain.","why":"A tenant of a shared host can publish the proof file or record under its name, but the name is the host's, and one tenant could pass for another.","failing":{"where":"request","text":"PUT /api/v1/portal/organizations/7/domain\n\n{\"domain\": \"examplebank.github.io\"}"},"passing":{"where":"request","text":"PUT /api/v1/portal/organizations/7/domain\n\n{\"domain\": \"examplebank.org\"}"}},
+    "DOMAIN-TAKEN": {"rule":"A domain proves one publisher: a domain another organization has verified (its grace included) is refused, when named and when proved.","why":"Readers see the verified domain as the publisher's identity; two organizations behind one domain would make it mean nothing.","failing":{"where":"request (examplebank.org is verified by another organization)","text":"PUT /api/v1/portal/organizations/7/domain\n\n{\"domain\": \"examplebank.org\"}"},"passing":{"where":"request","text":"PUT /api/v1/portal/organizations/7/domain\n\n{\"domain\": \"rates.examplebank.org\"}"}},
+    "DOMAIN-NOT-VERIFIED": {"rule":"Submitting, and reserving an id before the first upload, need a verified domain: a TXT record `_almanac-verify.<domain>` or a file `https://<domain>/.well-known/almanac-verify.txt` holding `almanac-verify=<token>`.","why":"The verified domain is the publisher's identity readers and reviewers rely on.","failing":{"where":"DNS (no record yet)","text":"_almanac-verify.examplebank.org. TXT (none)"},"passing":{"where":"DNS","text":"_almanac-verify.examplebank.org. 3600 IN TXT \"almanac-verify=<token the portal shows>\""}},
+    "DOMAIN-LAPSED": {"rule":"A verified domain is checked again every 30 days; when the proof is gone it has 14 days of grace, then it lapses and must be verified again before the next submission.","why":"A domain that changed hands, or whose proof was removed, no longer shows who publishes; its published plug-ins keep running without the verified mark.","failing":{"where":"DNS (the record was removed)","text":"_almanac-verify.examplebank.org. TXT (none)"},"passing":{"where":"DNS","text":"_almanac-verify.examplebank.org. 3600 IN TXT \"almanac-verify=<token the portal shows>\""}},
+    "DOMAIN-NOT-INVITED": {"rule":"Submitting needs an invitation for the organization's verified domain; the invitation belongs to the domain, whoever asked for it.","why":"Publishing is by invitation while the store grows; uninvited organizations may still upload and run checks.","failing":{"where":"request (nobody asked for examplebank.org)","text":"GET /api/v1/portal/organizations/7/gate"},"passing":{"where":"request","text":"POST /api/developers/invitations\n\n{\"email\": \"ada@examplebank.org\", \"organization\": \"Example Bank\", \"domain\": \"examplebank.org\", \"note\": \"Exchange rates\"}"}},
+    "AGREEMENT-NOT-ACCEPTED": {"rule":"Submitting needs the organization's acceptance of the Developer Agreement version in effect; a new version is accepted again before the next submission.","why":"Each submission is made under an agreement the publisher accepted; published versions keep running under the version they were accepted under.","failing":{"where":"request (version 2 is in effect, version 1 was accepted)","text":"GET /api/v1/portal/organizations/7/gate"},"passing":{"where":"request","text":"POST /api/v1/portal/organizations/7/agreement\n\n{\"version\": 2}"}},
+    "AGREEMENT-NOT-IN-EFFECT": {"rule":"Only the Developer Agreement version in effect today is accepted: not an older one, not one whose effective date has not come.","why":"The acceptance records what the publisher agreed to; accepting a version that does not apply would record nothing useful.","failing":{"where":"request (version 2 is in effect)","text":"POST /api/v1/portal/organizations/7/agreement\n\n{\"version\": 1}"},"passing":{"where":"request (version 2 is in effect)","text":"POST /api/v1/portal/organizations/7/agreement\n\n{\"version\": 2}"}},
+    "AGREEMENT-EFFECTIVE-DATE": {"rule":"A new Developer Agreement version takes effect today or later, and after the newest version posted before it.","why":"Publishers accept the version in effect; a date in the past would change what was in effect when they accepted.","failing":{"where":"request (version 1 takes effect on 2026-10-01)","text":"POST /api/v1/staff/agreement/versions\n\n{\"effective_on\": \"2026-09-01\", \"changes\": \"...\", \"text\": \"...\"}"},"passing":{"where":"request","text":"POST /api/v1/staff/agreement/versions\n\n{\"effective_on\": \"2027-01-01\", \"changes\": \"Reports are answered within 30 days.\", \"text\": \"...\"}"}},
+    "INVITATION-NOT-OPEN": {"rule":"Staff invite or decline an open invitation request, once.","why":"An invitation mails the requester; answering a request twice would mail them again or undo an answer given.","failing":{"where":"request (request 12 was invited)","text":"POST /api/v1/staff/invitations/12/decline"},"passing":{"where":"request (request 13 is open)","text":"POST /api/v1/staff/invitations/13/invite"}},
+    "PLG-QUOTA-CHECKING": {"rule":"At most 3 versions of an organization are being checked at once (an upload or a re-run starts checks).","why":"The locked-room checks take a share of the service's machines; the quota keeps them for every publisher.","failing":{"where":"organization","text":"a 4th upload while the checks of 3 earlier uploads are still queued or running"},"passing":{"where":"organization","text":"upload again once the checks of an earlier upload are passed or failed"}},
+    "PLG-REVIEW-INVALID": {"rule":"review.json, when present, is one JSON object with only the keys examples, negatives, sources, releaseNotes and notes, each of its shape: at most five examples of date, series, expect and note; negatives of kind no-record (date, series), in-force (date, from, series) or source-fails (case), each with a why; sources with source, holder, terms, basis and evidence.","why":"The reviewer reads the examples, negatives and sources; the checks run the examples against the fixtures. A file of another shape cannot be read by either.","failing":{"where":"review.json","text":"{\"examples\": [{\"day\": \"2026-01-02\", \"series\": \"usd\"}]}"},"passing":{"where":"review.json","text":"{\"examples\": [{\"date\": \"2026-01-02\", \"series\": \"usd\", \"expect\": {\"rate\": 1.0345}}]}"}},
+    "PLG-CHECK-DEADLINE": {"rule":"Every check of an uploaded version ends passed or failed; a locked-room check not final 15 minutes after it was queued fails with this code.","why":"A version is never left being checked: the publisher sees a final answer and the checks quota is freed.","failing":{"where":"checks","text":"the fixtures check still running 15 minutes after the upload"},"passing":{"where":"checks","text":"the fixtures check passed a minute after the upload"}},
+    "CHECK-NETWORK-UNAVAILABLE": {"rule":"When every host a sources or links check tried failed without an answer from the network, and the operator's probe (ALMANAC_NETWORK_PROBE) failed too or, with none set, the name lookups got no answer at all or the machine had no route, the check could not run: it is neither passed nor failed, and it runs again by itself when the network is back.","why":"A service cut off from the network cannot tell a publisher's URL is broken; blaming the URLs would send publishers to repair what works. The operators are told instead.","failing":{"where":"checks","text":"sources: could not run: could not download rates: could not resolve www.cnb.cz: [Errno -3] Temporary failure in name resolution (the probe failed too)"},"passing":{"where":"checks","text":"sources: passed, the same check run again by itself once the service reached the network"}},
+    "PLG-SOURCE-DOWNLOAD": {"rule":"The checks download each declared source once, as a scheduled run would (https, public addresses, maxBytes, 60 seconds, 5 redirects).","why":"A plug-in whose real sources cannot be downloaded would fail every scheduled run once published.","failing":{"where":"plugin.json","text":"\"url\": \"https://data.example.org/rates.json\" answering 404"},"passing":{"where":"plugin.json","text":"\"url\": \"https://data.example.org/rates.json\" answering 200 with the file"}},
+    "PLG-REVIEW-EXAMPLE": {"rule":"Each example day of review.json is in what the fixtures produce: for a value the figures by field, for an event its state and title, for an item its title, on that day in that series.","why":"The reviewer compares the examples with the holder's publication; an example the fetcher does not produce shows nothing true.","failing":{"where":"review.json","text":"{\"date\": \"2025-02-25\", \"series\": \"usd\", \"expect\": {\"rate\": 1.05}} when the fixtures print 1.0497"},"passing":{"where":"review.json","text":"{\"date\": \"2025-02-25\", \"series\": \"usd\", \"expect\": {\"rate\": 1.0497}}"}},
+    "PLG-LISTING-LINK-DEAD": {"rule":"Each link of the listing (privacy, support, each source's page and licence) answers over https from a public address within 10 seconds.","why":"Readers and reviewers follow these links; a dead one leaves them without the publisher's policy, support or the source.","failing":{"where":"listing.json","text":"\"privacy\": \"https://example.org/privacy\" answering 404"},"passing":{"where":"listing.json","text":"\"privacy\": \"https://example.org/privacy\" answering 200"}},
+    "SUBMIT-REFUSED": {"rule":"A submit is refused, with every reason at once in its findings, until all its conditions hold: every check passed, the review information complete, the five attestations made, the agreement in effect accepted, the domain verified and invited, fewer than 5 versions in review.","why":"A reviewer's time goes only to versions the publisher can stand behind; naming every reason at once saves the publisher a round trip per condition.","failing":{"where":"upload 12 (checks still queued, no attestations)","text":"POST /api/v1/portal/organizations/7/uploads/12/submit\n\n409 SUBMIT-REFUSED, findings: SUBMIT-CHECKS-NOT-PASSED, SUBMIT-ATTESTATION-MISSING (5)"},"passing":{"where":"upload 12 (every condition met)","text":"POST /api/v1/portal/organizations/7/uploads/12/submit\n\n200, upload 12 in_review"}},
+    "SUBMIT-CHECKS-NOT-PASSED": {"rule":"Only a version whose every check (static and locked-room) passed is submitted.","why":"The reviewer reviews code the service has already seen run as its fixtures say; a failing or unfinished check would leave that unproved.","failing":{"where":"upload","text":"checks: fixtures failed, links queued"},"passing":{"where":"upload","text":"checks: every one passed"}},
+    "SUBMIT-ATTESTATION-MISSING": {"rule":"Five attestations are made in the organization's name with each version: it may publish the data; each source is its holder's own publication; no record names a private person; the fetcher never tries the network; its words inform without selling or persuading.","why":"The publisher answers for what it publishes; the attestations are kept with who made them and when.","failing":{"where":"request","text":"POST /api/v1/portal/organizations/7/uploads/12/attestations\n\n{\"attestations\": [\"may-publish-the-data\"]}"},"passing":{"where":"request","text":"POST /api/v1/portal/organizations/7/uploads/12/attestations\n\n{\"attestations\": [\"may-publish-the-data\", \"sources-are-holders-own-publication\", \"no-record-names-a-private-person\", \"fetcher-never-tries-the-network\", \"words-inform-without-selling\"]}"}},
+    "PLG-REVIEW-INCOMPLETE": {"rule":"Submitting needs complete review information: five example days, at least one case that must fail, an entry per source (holder, terms, basis among open-licence, public-domain, official-publication, permission, evidence) and, for an update, releaseNotes with en.","why":"The reviewer checks the plug-in against what the publisher says it does and under what right it uses each source.","failing":{"where":"review.json (an update)","text":"{\"examples\": [... 3 days ...], \"negatives\": [...], \"sources\": [{\"source\": \"rates\", \"basis\": \"found-online\", ...}], \"releaseNotes\": {\"de\": \"...\"}}"},"passing":{"where":"review.json (an update)","text":"{\"examples\": [... 5 days ...], \"negatives\": [...], \"sources\": [{\"source\": \"rates\", \"basis\": \"open-licence\", ...}], \"releaseNotes\": {\"en\": \"...\"}}"}},
+    "PLG-QUOTA-REVIEW": {"rule":"At most 5 versions of an organization are in review at once; a newer upload of a plug-in already in review takes its place and does not count twice.","why":"Reviewers' time is shared by every publisher.","failing":{"where":"organization","text":"a 6th plug-in submitted while 5 versions are in review"},"passing":{"where":"organization","text":"a newer version of one of the 5 plug-ins in review, submitted in its place"}},
+    "REVIEW-CONTENT-CHANGED": {"rule":"A decision names the reviewed-content digest the desk showed (every uploaded file, the review information and the attestations); an approval binds exactly that content, and publishing checks it again.","why":"Approval binds exactly the reviewed content: a version that changed after the reviewer read it must be read again, never approved unseen.","failing":{"where":"request","text":"POST /api/v1/review/uploads/12/decision\n\n{\"decision\": \"approve\", \"reason\": \"ok\", \"reviewed\": \"sha256:<digest of an earlier content>\"}"},"passing":{"where":"request","text":"POST /api/v1/review/uploads/12/decision\n\n{\"decision\": \"approve\", \"reason\": \"ok\", \"reviewed\": \"sha256:<the digest the desk shows now>\"}"}},
+    "REVIEW-SAME-ORGANIZATION": {"rule":"A reviewer who belongs to the organization that submitted the version does not approve it while another reviewer, outside that organization, can.","why":"Review is a second pair of eyes: the publisher approving its own version would make it none.","failing":{"where":"desk","text":"reviewer ana@example.org, a member of Example Rates, approves example-rates 1.1.0 while reviewer bo@example.net exists"},"passing":{"where":"desk","text":"reviewer bo@example.net, outside Example Rates, approves example-rates 1.1.0"}},
+    "STORE-NOT-LISTED": {"rule":"Only a plug-in in the store (published, listed, not shelved, taken down or retired) is newly installed; a plug-in no longer listed stays for the readers who installed it.","why":"Unpublishing stops new readers without taking the plug-in away from those who rely on it.","failing":{"where":"request","text":"POST /api/v1/store/plugins/example-rates/install  (example-rates was unpublished)"},"passing":{"where":"request","text":"POST /api/v1/store/plugins/example-rates/install  (example-rates is listed)"}},
+    "LISTING-NOT-RELISTABLE": {"rule":"List again follows Unpublish only: never after a takedown, the service's shelf, or retirement.","why":"The service's shelf and takedown are the service's decisions, and a retired id is gone for good; the publisher's own listing switch must not undo them.","failing":{"where":"request","text":"POST /api/v1/portal/organizations/7/plugins/example-rates/relist  (taken off the shelf by the service)"},"passing":{"where":"request","text":"POST /api/v1/portal/organizations/7/plugins/example-rates/relist  (unpublished by the publisher)"}},
+    "TOOL-SERVICE-UNREACHABLE": {"rule":"The publishing commands of the tool speak only to the address given to `login` and follow no redirect. A request that gets no answer there (no connection, a time-out), or an answer that redirects elsewhere, stops the command: nothing is sent to any other address.","why":"The agent's token goes only to the service that issued it. Following a redirect, or trying another address, could hand the token to someone else; a stopped command that says so costs one more try.","failing":{"where":"command line","text":"node almanac-plugin.mjs status 12 --json\n{\"ok\": false, \"error\": {\"kind\": \"unreachable\", \"code\": \"TOOL-SERVICE-UNREACHABLE\", \"message\": \"could not reach https://almanac.example: ECONNREFUSED\", ...}}"},"passing":{"where":"command line","text":"node almanac-plugin.mjs status 12 --json\n{\"ok\": true, \"checks\": \"passed\", ...}"}},
+  };
+}
+// END PAGES
 
 /** A finding: a catalog code, a message naming the field or line, and where it is. */
 export function problem(code, message, where = {}) {
@@ -239,10 +409,13 @@ export function problem(code, message, where = {}) {
   return out;
 }
 
+/** The catalog page of a code on the service at `base` (DECISIONS section 3). */
+export const docsLink = (code, base = baseUrl()) => `${base}/docs/problems/${code}`;
+
 /** The finding as `check --json` prints it: code, severity, message, fix, docs link. */
 export function findingJson(p, base = baseUrl()) {
   const entry = CATALOG_BY_CODE.get(p.code);
-  const out = { code: p.code, severity: p.severity, message: p.message, fix: entry.fix, docs: `${base}/docs/problems/${p.code}` };
+  const out = { code: p.code, severity: p.severity, message: p.message, fix: entry.fix, docs: docsLink(p.code, base) };
   if (p.path !== undefined) out.path = p.path;
   if (p.line !== undefined) out.line = p.line;
   if (p.file !== undefined) out.file = p.file;
@@ -1468,7 +1641,7 @@ function watchResident(pid, onSample) {
 
 /**
  * Run `node fetch.mjs` in `folder` with the context on stdin, behind the guard.
- * Returns {exit, signal, stdout: Buffer, stderr, lastLine, killed: "time"|"memory"|"output"|null,
+ * Returns {exit, signal, stdout: Buffer, stderr, lastLine, killed: "time"|"memory"|"output"|"cancelled"|null,
  * network: [what], denied: [{permission, resource}], seconds, limits: {seconds, megabytes},
  * memory: {baseline, peak, used} (bytes; used is the peak above Node's own start)}.
  */
@@ -1505,6 +1678,11 @@ export function runFetcher({ folder, context, readPaths = [], limits = {} }) {
       } catch {}
     };
     const timer = setTimeout(() => kill("time"), seconds * 1000);
+    // An MCP tool call cancelled: its runs end now.
+    const signal = cancelSignal();
+    const cancel = () => kill("cancelled");
+    if (signal?.aborted) cancel();
+    else signal?.addEventListener("abort", cancel, { once: true });
     // Memory: the V8 heap is capped above; Buffers, typed arrays and native memory are not, so
     // the child's resident memory above Node's own start (reported first thing by the guard) is
     // watched from here, and the peak the guard reports at exit is compared too.
@@ -1533,8 +1711,9 @@ export function runFetcher({ folder, context, readPaths = [], limits = {} }) {
     child.on("error", (e) => {
       err += `\n${e.message}`;
     });
-    child.on("close", (exit, signal) => {
+    child.on("close", (exit, exitSignal) => {
       clearTimeout(timer);
+      signal?.removeEventListener("abort", cancel);
       stopWatch();
       fs.rmSync(tmp, { recursive: true, force: true });
       if (!killed && /JavaScript heap out of memory|Reached heap limit|Allocation failed/.test(err)) killed = "memory";
@@ -1560,7 +1739,7 @@ export function runFetcher({ folder, context, readPaths = [], limits = {} }) {
       const lastLine = reasonLine(plain).slice(0, 300);
       if (!killed && overLimit(peak)) killed = "memory";
       const memory = { baseline, peak, used: baseline !== null && peak ? Math.max(0, peak - baseline) : null };
-      resolve({ exit, signal, stdout: Buffer.concat(out), stderr: plain.join("\n"), lastLine, killed, network, denied, seconds: (Date.now() - started) / 1000, limits: { seconds, megabytes }, memory });
+      resolve({ exit, signal: exitSignal, stdout: Buffer.concat(out), stderr: plain.join("\n"), lastLine, killed, network, denied, seconds: (Date.now() - started) / 1000, limits: { seconds, megabytes }, memory });
     });
   });
 }
@@ -1586,7 +1765,7 @@ export function runProblems(res, label, { expectFailure = false } = {}) {
   const reads = res.denied.filter((d) => d.permission === "FileSystemRead");
   if (reads.length) out.push(problem("PLG-RUN-READ-OUTSIDE", `${label}: the fetcher read ${reads.map((d) => d.resource || "a file").filter((v, i, a) => a.indexOf(v) === i).join(", ")} outside its code and sources (the locked room has only the files the digest covers, and the sources; no fixtures, listing or README)`));
   if (res.killed) {
-    const why = res.killed === "time" ? `ran past ${res.limits.seconds} seconds (limits.seconds)` : res.killed === "memory" ? `used more than ${res.limits.megabytes} MB of memory (limits.megabytes, counted above Node's own start)` : "printed more than 64 MB of output (the output limit)";
+    const why = { time: `ran past ${res.limits.seconds} seconds (limits.seconds)`, memory: `used more than ${res.limits.megabytes} MB of memory (limits.megabytes, counted above Node's own start)`, output: "printed more than 64 MB of output (the output limit)", cancelled: "was cancelled with the tool call that ran it" }[res.killed];
     out.push(problem("PLG-RUN-KILLED", `${label}: the fetcher was stopped: it ${why}`));
   }
   if (!expectFailure && !out.length && res.exit !== 0) out.push(problem("PLG-RUN-FAILED", `${label}: the fetcher exited with ${res.exit ?? res.signal}: ${res.lastLine || "(no message on stderr)"}`));
@@ -3095,6 +3274,15 @@ understood. Do what each \`next:\` line (or \`next\` with \`--json\`) says.
    publishing (else AGENT_MAY_NOT_PUBLISH): otherwise tell a person it is ready.
 Never: verify the domain, accept the agreement, approve agents, or retire (AGENT_FORBIDDEN).
 \`logout\` revokes your token when you are done.
+
+## The tool as an MCP server
+\`node almanac-plugin.mjs mcp\` serves these commands as Model Context Protocol tools over
+standard input and output (\`node almanac-plugin.mjs help mcp\` prints the entry for a client's
+configuration, such as \`.mcp.json\`: command \`node\`, arguments the tool's path and \`mcp\`).
+Each tool answers with the object its command's \`--json\` prints; a refusal carries its code,
+fix, docs link and \`next\`. The \`login\` tool only gives the command a person approves, and
+\`retire\` is refused. Its resources hold every problem code's page (\`almanac://problems/<code>\`)
+and this guide (\`almanac://guide/agents\`), with no network.
 `;
 
 const CLAUDE_MD = `# Instructions for Claude
@@ -3104,6 +3292,8 @@ const CLAUDE_MD = `# Instructions for Claude
 Read AGENTS.md above first: it is the whole contract for this folder. The loop is: edit, \`node almanac-plugin.mjs check\` (with the tool's path), read every finding (\`--json\` gives code, fix and docs link), repeat until it passes.
 
 To publish, follow "Publishing" in AGENTS.md: login (a person approves the code), upload, status, review --file review.json --attest, submit; publish only when your login allows it. Use \`--json\` and read the exit code of every command.
+
+The same commands are MCP tools when the tool runs as a server: \`claude mcp add almanac -- node <path to almanac-plugin.mjs> mcp\`, or the entry \`node almanac-plugin.mjs help mcp\` prints. Each tool's answer is its command's \`--json\` object; do what a refusal's \`next\` says.
 `;
 
 // ---------------------------------------------------------------------------------------------
@@ -3113,15 +3303,27 @@ To publish, follow "Publishing" in AGENTS.md: login (a person approves the code)
 export class UsageError extends Error {}
 class Failure extends Error {}
 
+/**
+ * Where a command's answer goes: `json`, the one object --json prints; `text`, its words for a
+ * person; `note`, findings, refusals and progress. The terminal's puts the object and the text
+ * on stdout and notes on stderr; the MCP server gives each tool call its own (callTool), so its
+ * standard output carries only protocol messages.
+ */
+const terminal = {
+  json: (object) => process.stdout.write(JSON.stringify(object, null, 2) + "\n"),
+  text: (text) => process.stdout.write(text),
+  note: (text) => process.stderr.write(text),
+};
+
 /** The path shown beside a finding's code: none when its message begins with it already (the
  * update and manifest rules' messages do: "series: the update removes ..."). */
 const shownPath = (p) => (p.path && p.path !== p.file && !String(p.message).startsWith(`${p.path}:`) ? p.path : null);
 
-function printFindings(findings, stream = process.stderr) {
+function printFindings(findings, out) {
   const base = baseUrl();
   for (const p of findings) {
     const where = [p.file, shownPath(p), p.line ? `line ${p.line}` : null].filter(Boolean).join(" ");
-    stream.write(`${p.severity} ${p.code}${where ? ` (${where})` : ""}: ${p.message}\n  fix: ${CATALOG_BY_CODE.get(p.code).fix}\n  docs: ${base}/docs/problems/${p.code}\n`);
+    out.note(`${p.severity} ${p.code}${where ? ` (${where})` : ""}: ${p.message}\n  fix: ${CATALOG_BY_CODE.get(p.code).fix}\n  docs: ${docsLink(p.code, base)}\n`);
   }
 }
 
@@ -3131,7 +3333,14 @@ function folderArg(args) {
   return f;
 }
 
+/** A folder as the next step names it: relative to the current folder when that is shorter. */
+function folderWord(root) {
+  const relative = path.relative(process.cwd(), root) || ".";
+  return shellWord(!commandsFromAnywhere && relative.length < root.length ? relative : root);
+}
+
 async function cmdCheck(args) {
+  const { out } = args;
   const root = folderArg(args);
   const res = await checkFolder(root, { update: Boolean(args.options.update) });
   if (args.options.against !== undefined && res.manifest) {
@@ -3141,23 +3350,29 @@ async function cmdCheck(args) {
     finish(res);
   }
   if (args.options.json) {
-    process.stdout.write(JSON.stringify({ ok: res.ok, summary: res.summary, findings: res.findings.map((p) => findingJson(p)), digest: res.digest }, null, 2) + "\n");
+    out.json({ ok: res.ok, summary: res.summary, findings: res.findings.map((p) => findingJson(p)), digest: res.digest });
     return res.ok ? 0 : 1;
   }
-  printFindings(res.findings);
+  printFindings(res.findings, out);
   const id = res.manifest ? `${res.manifest.id} ${res.manifest.version}` : path.basename(root);
-  (res.ok ? process.stdout : process.stderr).write(`check ${id}: ${res.summary}${args.options.update && res.ok ? " (fixtures updated)" : ""}\n`);
-  if (res.digest) process.stdout.write(`digest ${res.digest}\n`);
+  (res.ok ? out.text : out.note)(`check ${id}: ${res.summary}${args.options.update && res.ok ? " (fixtures updated)" : ""}\n`);
+  if (res.digest) out.text(`digest ${res.digest}\n`);
   return res.ok ? 0 : 1;
 }
 
 async function cmdDigest(args) {
+  const { out } = args;
   const root = folderArg(args);
   const d = computeDigest(root);
-  printFindings(d.problems);
-  if (args.options.files) process.stdout.write(d.files.map((f) => f + "\n").join(""));
-  else process.stdout.write(d.digest + "\n");
-  return d.problems.some((p) => p.severity === "error") ? 1 : 0;
+  const ok = !d.problems.some((p) => p.severity === "error");
+  if (args.options.json) {
+    out.json({ ok, digest: d.digest, files: d.files, findings: d.problems.map((p) => findingJson(p)) });
+    return ok ? 0 : 1;
+  }
+  printFindings(d.problems, out);
+  if (args.options.files) out.text(d.files.map((f) => f + "\n").join(""));
+  else out.text(d.digest + "\n");
+  return ok ? 0 : 1;
 }
 
 /** Pack a checked folder into ZIP bytes (DECISIONS 5); returns {bytes, manifest, digest, files}. */
@@ -3175,23 +3390,31 @@ export function packBytes(root, manifest, digest) {
   return { bytes: zipBytes(entries), files: listed };
 }
 
+/** pack and upload refused by the check: nothing written or sent. The first error names the
+ * code; every finding comes with it. */
+function checkRefusal(res, what, base = baseUrl()) {
+  const first = res.findings.find((p) => p.severity === "error");
+  return new PublishFailure("check", `${what}: refused, check ${res.summary}; nothing ${what === "pack" ? "written" : "sent"}`, { code: first.code, findings: res.findings.map((p) => findingJson(p, base)), docs: docsLink(first.code, base) });
+}
+
 async function cmdPack(args) {
+  const { out } = args;
   const root = folderArg(args);
   const res = await checkFolder(root);
-  if (!res.ok) {
-    printFindings(res.findings);
-    process.stderr.write(`pack: refused, check ${res.summary}; nothing written\n`);
-    return 1;
-  }
-  printFindings(res.findings);
+  if (!res.ok) throw checkRefusal(res, "pack");
   const readme = path.join(root, "README.md");
-  if (fs.existsSync(readme) && fs.readFileSync(readme, "utf8").includes(README_MARK)) printFindings([problem("PLG-README-TEMPLATE", "README.md is still the template written by init", { path: "README.md" })]);
-  const out = path.resolve(args.options.out ?? path.join(path.dirname(root), `${res.manifest.id}-${res.manifest.version}.zip`));
+  if (fs.existsSync(readme) && fs.readFileSync(readme, "utf8").includes(README_MARK)) res.findings.push(problem("PLG-README-TEMPLATE", "README.md is still the template written by init", { path: "README.md" }));
+  const file = path.resolve(args.options.out ?? path.join(path.dirname(root), `${res.manifest.id}-${res.manifest.version}.zip`));
   const { bytes, files } = packBytes(root, res.manifest, res.digest);
-  const tmp = `${out}.${process.pid}.tmp`;
+  const tmp = `${file}.${process.pid}.tmp`;
   fs.writeFileSync(tmp, bytes);
-  fs.renameSync(tmp, out);
-  process.stdout.write(`packed ${out}: ${files.length} files, ${bytes.length} bytes\ndigest ${res.digest}\n`);
+  fs.renameSync(tmp, file);
+  if (args.options.json) {
+    out.json({ ok: true, file, files: files.length, bytes: bytes.length, digest: res.digest, findings: res.findings.map((p) => findingJson(p)) });
+    return 0;
+  }
+  printFindings(res.findings, out);
+  out.text(`packed ${file}: ${files.length} files, ${bytes.length} bytes\ndigest ${res.digest}\n`);
   return 0;
 }
 
@@ -3227,7 +3450,11 @@ function readRecordsFile(file) {
   }
 }
 
+/** A real source that could not be downloaded (probe, preview --live), as a finding. */
+const downloadProblem = (reason) => problem("PLG-SOURCE-DOWNLOAD", reason);
+
 async function cmdPreview(args) {
+  const { out } = args;
   const o = args.options;
   if (o.run !== undefined && o.live) throw new UsageError("--run and --live cannot be used together");
   if (o.html !== undefined && o.json) throw new UsageError("--html and --json cannot be used together");
@@ -3237,14 +3464,16 @@ async function cmdPreview(args) {
   if (!/^[a-z]{2,3}([-_][A-Za-z0-9]{2,8})?$/.test(language)) throw new UsageError(`--language "${language}" is not a language code such as en or es`);
   const check = await checkFolder(root);
   const manifest = check.manifest;
-  if (!manifest || !check.context && !o.live) {
-    if (o.json) process.stdout.write(JSON.stringify({ summary: check.summary, cache: null, findings: check.findings.map((p) => findingJson(p)), digest: check.digest, days: [] }, null, 2) + "\n");
+  // Nothing to draw: --json says so in its object (ok false, no days), the text on stderr.
+  const cannot = (findings, why) => {
+    if (o.json) out.json({ ok: false, summary: check.summary, cache: null, findings: findings.map((p) => findingJson(p)), digest: check.digest, days: [] });
     else {
-      printFindings(check.findings);
-      process.stderr.write(`preview: the fetcher could not run: ${check.summary}\n`);
+      printFindings(findings, out);
+      out.note(`preview${o.live ? " --live" : ""}: ${why}\n`);
     }
     return 1;
-  }
+  };
+  if (!manifest || !check.context && !o.live) return cannot(check.findings, `the fetcher could not run: ${check.summary}`);
   let today = check.context ? check.context.today : null;
   let records = check.records;
   let status = check.findings.some((p) => p.code.startsWith("PLG-RUN-") || p.code.startsWith("PLG-RECORD-")) ? "failing" : "running";
@@ -3265,7 +3494,7 @@ async function cmdPreview(args) {
     const run = await runAndCheck(root, manifest, context, readPaths, `run case ${o.run}`);
     if (run.problems.length) {
       status = "failing";
-      if (!o.json) process.stderr.write(`preview: run case ${o.run} fails (${run.problems[0].message}); showing the stored records\n`);
+      if (!o.json) out.note(`preview: run case ${o.run} fails (${run.problems[0].message}); showing the stored records\n`);
     } else records = applyRun(manifest, records, run.records);
     cache = { mode: `run:${o.run}`, sources: manifest.sources.map((s) => ({ name: s.name, path: path.relative(root, sources[s.name]) })) };
   } else if (o.live) {
@@ -3274,16 +3503,10 @@ async function cmdPreview(args) {
     const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "almanac-live-"));
     try {
       const dl = await downloadAll(manifest, tmp, { today, quiet: Boolean(o.json) });
-      if (!dl.ok) {
-        process.stderr.write(`preview --live: ${dl.reason}\n`);
-        return 1;
-      }
+      if (!dl.ok) return cannot([...check.findings, downloadProblem(dl.reason)], dl.reason);
       const context = buildContext(manifest, { now, backfill: true, sources: dl.sources });
       const run = await runAndCheck(root, manifest, context, [tmp], "live run");
-      if (run.problems.length) {
-        printFindings(run.problems);
-        return 1;
-      }
+      if (run.problems.length) return cannot([...check.findings, ...run.problems], "the fetcher does not pass on the real sources");
       records = run.records;
       status = "running";
       cache = { mode: "live", sources: dl.cache };
@@ -3295,55 +3518,58 @@ async function cmdPreview(args) {
   const rendered = renderDays(manifest, records, { ...range, today, language, status });
   const title = pickName(manifest.name, language) ?? manifest.id;
   if (o.json) {
-    process.stdout.write(JSON.stringify({ summary: check.summary, cache, findings: check.findings.map((p) => findingJson(p)), digest: check.digest, today, language, status, days: rendered }, null, 2) + "\n");
+    out.json({ ok: check.ok, summary: check.summary, cache, findings: check.findings.map((p) => findingJson(p)), digest: check.digest, today, language, status, days: rendered });
     return check.ok ? 0 : 1;
   }
-  printFindings(check.findings);
-  process.stdout.write(`${title} (${manifest.id} ${manifest.version}): ${range.from}..${range.to}, today ${today}, ${language}${status !== "running" ? `, ${status}` : ""}\n\n`);
-  process.stdout.write(daysText(rendered, { today, colour: Boolean(process.stdout.isTTY) }));
+  printFindings(check.findings, out);
+  out.text(`${title} (${manifest.id} ${manifest.version}): ${range.from}..${range.to}, today ${today}, ${language}${status !== "running" ? `, ${status}` : ""}\n\n`);
+  out.text(daysText(rendered, { today, colour: Boolean(process.stdout.isTTY) && out === terminal }));
   if (o.html !== undefined) {
     fs.writeFileSync(path.resolve(o.html), daysHtml(rendered, { title, today }));
-    process.stdout.write(`\nwrote ${o.html}\n`);
+    out.text(`\nwrote ${o.html}\n`);
   }
   return 0;
 }
 
 async function cmdProbe(args) {
+  const { out } = args;
   const root = folderArg(args);
   const raw = fs.existsSync(path.join(root, "plugin.json")) ? readManifestText(fs.readFileSync(path.join(root, "plugin.json"), "utf8")) : { manifest: null, problems: [problem("PLG-MANIFEST-INVALID-JSON", "plugin.json is missing")] };
-  if (raw.problems.some((p) => p.severity === "error")) {
-    printFindings(raw.problems);
-    return 1;
-  }
+  const answer = (findings, extra, line) => {
+    const ok = !findings.some((p) => p.severity === "error");
+    if (args.options.json) out.json({ ok, ...extra, findings: findings.map((p) => findingJson(p)) });
+    else {
+      printFindings(findings, out);
+      (ok ? out.text : out.note)(`${line}\n`);
+    }
+    return ok ? 0 : 1;
+  };
+  if (raw.problems.some((p) => p.severity === "error")) return answer(raw.problems, { today: null, records: 0, series: {} }, "probe: plugin.json does not pass");
   const manifest = raw.manifest;
   const now = isoNow();
   const today = dateInZone(new Date(now), manifest.timezone);
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "almanac-probe-"));
   try {
-    const dl = await downloadAll(manifest, tmp, { today });
-    if (!dl.ok) {
-      process.stderr.write(`probe: ${dl.reason}\n`);
-      return 1;
-    }
+    const dl = await downloadAll(manifest, tmp, { today, quiet: Boolean(args.options.json) });
+    if (!dl.ok) return answer([downloadProblem(dl.reason)], { today, records: 0, series: {} }, `probe: ${dl.reason}`);
     const context = buildContext(manifest, { now, backfill: true, sources: dl.sources });
     const run = await runAndCheck(root, manifest, context, [tmp], "probe run");
-    printFindings(run.problems);
-    if (run.problems.length) {
-      process.stderr.write(`probe: the fetcher does not pass on the real sources (${run.problems.length} problem${run.problems.length > 1 ? "s" : ""})\n`);
-      return 1;
-    }
-    const counts = {};
-    for (const r of run.records) counts[r.series] = (counts[r.series] || 0) + 1;
-    process.stdout.write(`probe ${manifest.id}: ${run.records.length} records on ${today} (${Object.entries(counts).map(([k, n]) => `${k} ${n}`).join(", ") || "none"})\n`);
-    return 0;
+    const series = {};
+    for (const r of run.records) series[r.series] = (series[r.series] || 0) + 1;
+    const n = run.problems.length;
+    const line = n ? `probe: the fetcher does not pass on the real sources (${n} problem${n > 1 ? "s" : ""})` : `probe ${manifest.id}: ${run.records.length} records on ${today} (${Object.entries(series).map(([k, c]) => `${k} ${c}`).join(", ") || "none"})`;
+    return answer(run.problems, { today, records: run.records.length, series }, line);
   } finally {
     fs.rmSync(tmp, { recursive: true, force: true });
   }
 }
 
 async function cmdInit(args) {
-  const id = args.positional[0];
-  if (id === undefined) throw new UsageError("init needs an id: init <id>");
+  const { out } = args;
+  const target = args.positional[0];
+  if (target === undefined) throw new UsageError("init needs an id: init <id>");
+  // init <id> makes ./<id>; init <folder>/<id> makes it inside that folder.
+  const id = path.basename(target);
   if (!ID_RE.test(id)) throw new UsageError(`"${id}" is not an id: 2 to 48 lowercase letters, digits and hyphens, starting with a letter`);
   if (isReservedId(id)) throw new UsageError(`"${id}" is reserved for Almanac's own addresses`);
   const kind = args.options.kind ?? "value";
@@ -3353,8 +3579,9 @@ async function cmdInit(args) {
     zone = Intl.DateTimeFormat().resolvedOptions().timeZone;
     if (!isNamedZone(zone)) zone = "UTC";
   } else if (!isNamedZone(zone)) throw new UsageError(`--timezone "${zone}" is not a named IANA zone such as Europe/Berlin`);
-  const root = path.resolve(id);
-  if (fs.existsSync(root)) throw new Failure(`${id} already exists; init makes a new folder`);
+  const root = path.resolve(target);
+  if (fs.existsSync(root)) throw new Failure(`${target} already exists; init makes a new folder`);
+  if (!fs.existsSync(path.dirname(root))) throw new Failure(`${path.dirname(target)} is not a folder`);
   const now = isoNow();
   const files = templateFiles(id, kind, zone, now);
   try {
@@ -3364,24 +3591,38 @@ async function cmdInit(args) {
     }
     const res = await checkFolder(root, { update: true });
     if (!res.ok) {
-      printFindings(res.findings);
+      printFindings(res.findings, out);
       throw new Failure(`init: the new folder does not pass check (${res.summary}); this is a fault of the tool`);
     }
   } catch (e) {
     fs.rmSync(root, { recursive: true, force: true });
     throw e;
   }
-  process.stdout.write(`created ${id}/ (${kind}, ${zone}): plugin.json, fetch.mjs, fixtures/, README.md, AGENTS.md, CLAUDE.md\nnext: put a real copy of each source in ${id}/fixtures/sources/, edit fetch.mjs, then run: ${toolCommand()} check ${id}\n`);
+  const folder = folderWord(root);
+  const next = `put a real copy of each source in ${folder}/fixtures/sources/, edit fetch.mjs, then run: ${toolCommand()} check ${folder}`;
+  if (args.options.json) {
+    out.json({ ok: true, id, folder: root, kind, timezone: zone, files: Object.keys(files).sort(), next });
+    return 0;
+  }
+  out.text(`created ${folder}/ (${kind}, ${zone}): plugin.json, fetch.mjs, fixtures/, README.md, AGENTS.md, CLAUDE.md\nnext: ${next}\n`);
   return 0;
 }
 
 const shellWord = (word) => (/^[\w@%+=:,./-]+$/.test(word) ? word : `'${word.replace(/'/g, "'\\''")}'`);
+/** Whether the next steps name the tool and folders by their whole paths: the MCP server's
+ * do, since the agent reading them may run them from any folder. */
+let commandsFromAnywhere = false;
 /** This tool as a command typed in the current folder: `node <its path>`, relative when that
  * is shorter, quoted for a shell when needed. */
 export function toolCommand(cwd = process.cwd()) {
-  const file = invokedAsProgram ? path.resolve(process.argv[1]) : fileURLToPath(import.meta.url);
+  const file = toolFile();
   const relative = path.relative(cwd, file);
-  return `node ${shellWord(relative.length < file.length ? relative : file)}`;
+  return `node ${shellWord(!commandsFromAnywhere && relative.length < file.length ? relative : file)}`;
+}
+
+/** The path of this file: the program run, or the module imported. */
+function toolFile() {
+  return invokedAsProgram ? path.resolve(process.argv[1]) : fileURLToPath(import.meta.url);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -3390,7 +3631,8 @@ export function toolCommand(cwd = process.cwd()) {
 // only to the server given to `login` (kept beside the token), send the token nowhere else and
 // follow no redirect. Exit 1: not logged in, unreachable, or refused (code and message on
 // stderr, then what to do next); with --json one object on stdout, {ok: true, ...} or
-// {ok: false, error}. status exits by the version's checks: 0 passed, 1 failed, 3 being made.
+// {ok: false, error} (see Refusals). status exits by the version's checks: 0 passed, 1 failed,
+// 3 being made.
 // ---------------------------------------------------------------------------------------------
 
 export const CLIENT_ID = "almanac-plugin";
@@ -3402,11 +3644,13 @@ export const ATTESTATIONS = ["may-publish-the-data", "sources-are-holders-own-pu
 const LOOPBACK_HOSTS = new Set(["127.0.0.1", "localhost", "[::1]"]);
 const REQUEST_TIMEOUT_MS = 120000;
 
-/** A publishing command that did not get done: kind not-logged-in, unreachable, refused or
- * redirect; `code` and `findings` when the service refused with a problem, `next` what to do
- * about it, `retryAfter` (ms) when the service said when to ask again. Exit 1. */
+/** A command that did not get done: kind not-logged-in, unreachable, redirect, refused (by the
+ * service, or by the tool for an agent), or check (pack and upload when the check fails);
+ * `code` and `findings` when the service refused with a problem, `fix` and `docs` when the
+ * tool or the service says them, `next` what to do about it (else Refusals works it out),
+ * `server` the service asked, `retryAfter` (ms) when the service said when to ask again. */
 class PublishFailure extends Failure {
-  constructor(kind, message, { status = null, code = null, findings = [], next = null, retryAfter = null } = {}) {
+  constructor(kind, message, { status = null, code = null, findings = [], next = null, retryAfter = null, fix = null, docs = null, server = null, extra = {} } = {}) {
     super(message);
     this.kind = kind;
     this.status = status;
@@ -3414,14 +3658,10 @@ class PublishFailure extends Failure {
     this.findings = findings;
     this.next = next;
     this.retryAfter = retryAfter;
-  }
-  json() {
-    const error = { kind: this.kind, message: this.message };
-    if (this.status !== null) error.status = this.status;
-    if (this.code !== null) error.code = this.code;
-    if (this.findings.length) error.findings = this.findings;
-    if (this.next !== null) error.next = this.next;
-    return { ok: false, error };
+    this.fix = fix;
+    this.docs = docs;
+    this.server = server;
+    this.extra = extra;
   }
 }
 
@@ -3488,7 +3728,7 @@ function machineId(env = process.env) {
 function savedLogin(env = process.env) {
   const saved = readJsonFile(path.join(configHome(env), TOKEN_FILE));
   if (!saved || typeof saved.token !== "string" || typeof saved.server !== "string" || !Number.isInteger(saved.organization_id)) {
-    throw new PublishFailure("not-logged-in", `not logged in: run ${toolCommand()} login --server <address>`);
+    throw new PublishFailure("not-logged-in", `not logged in: run ${toolCommand()} login --server <address>`, { code: "AUTH-REQUIRED", server: env.ALMANAC_BASE_URL || null });
   }
   return saved;
 }
@@ -3515,16 +3755,19 @@ async function serviceRequest(server, method, pathname, { token = null, json, fo
     headers["content-type"] = "application/zip";
     body = bytes;
   }
+  // A cancelled MCP tool call ends its request too.
+  const signal = cancelSignal();
   let res;
   try {
-    res = await fetch(url, { method, headers, body, redirect: "manual", signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS) });
+    res = await fetch(url, { method, headers, body, redirect: "manual", signal: signal ? AbortSignal.any([signal, AbortSignal.timeout(REQUEST_TIMEOUT_MS)]) : AbortSignal.timeout(REQUEST_TIMEOUT_MS) });
   } catch (e) {
+    if (signal?.aborted) throw e;
     const why = e.cause?.code || e.cause?.message || e.message;
-    throw new PublishFailure("unreachable", `could not reach ${server}: ${why}`);
+    throw new PublishFailure("unreachable", `could not reach ${server}: ${why}`, { code: "TOOL-SERVICE-UNREACHABLE", server });
   }
   if (res.status >= 300 && res.status < 400) {
     const where = res.headers.get("location");
-    throw new PublishFailure("redirect", `${server} answered ${res.status} with a redirect${where ? ` to ${where}` : ""}; the tool follows no redirect: check the address given to login`, { status: res.status });
+    throw new PublishFailure("redirect", `${server} answered ${res.status} with a redirect${where ? ` to ${where}` : ""}; the tool follows no redirect: check the address given to login`, { status: res.status, code: "TOOL-SERVICE-UNREACHABLE", server });
   }
   const text = await res.text();
   let parsed = null;
@@ -3538,14 +3781,16 @@ async function serviceRequest(server, method, pathname, { token = null, json, fo
   return { status: res.status, body: parsed, retryAfter: retryAfterMs(res.headers.get("retry-after")) };
 }
 
-/** A problem+json answer as a refused PublishFailure (code and detail, with its findings). */
-function refusal(res, what) {
+/** A problem+json answer of `server` as a refused PublishFailure (code and detail, with its
+ * findings; its `type` is the code's docs link). */
+function refusal(res, what, server) {
   const b = res.body && typeof res.body === "object" ? res.body : {};
+  const docs = typeof b.type === "string" && b.type.startsWith(server) ? b.type : null;
   if (res.status === 401) {
-    return new PublishFailure("not-logged-in", `${what}: ${b.detail || "the token is not accepted"} (run login again)`, { status: 401, code: b.code || "AUTH-REQUIRED" });
+    return new PublishFailure("not-logged-in", `${what}: ${b.detail || "the token is not accepted"} (run login again)`, { status: 401, code: b.code || "AUTH-REQUIRED", docs, server });
   }
   const findings = Array.isArray(b.findings) ? b.findings : [];
-  return new PublishFailure("refused", `${what}: ${b.detail || b.title || `the service answered ${res.status}`}`, { status: res.status, code: b.code || null, findings, retryAfter: res.retryAfter });
+  return new PublishFailure("refused", `${what}: ${b.detail || b.title || `the service answered ${res.status}`}`, { status: res.status, code: b.code || (res.status >= 500 ? "INTERNAL-ERROR" : "REQUEST-INVALID"), findings, retryAfter: res.retryAfter, docs, server });
 }
 
 /** A call of the portal with the saved token: the answer's body, or a PublishFailure. */
@@ -3557,7 +3802,7 @@ async function portal(login, method, pathname, what, options = {}) {
 async function portalAnswer(login, method, pathname, what, options = {}) {
   const res = await serviceRequest(login.server, method, pathname, { ...options, token: login.token });
   if (res.status >= 200 && res.status < 300) return res;
-  throw refusal(res, what);
+  throw refusal(res, what, login.server);
 }
 
 const orgPath = (login) => `/api/v1/portal/organizations/${login.organization_id}`;
@@ -3565,25 +3810,9 @@ const pluginFile = (id, env = process.env) => path.join(configHome(env), "plugin
 
 /** Print a publishing command's answer: --json one object; else the lines of `text`. */
 function answer(args, object, text) {
-  if (args.options.json) process.stdout.write(JSON.stringify({ ok: true, ...object }, null, 2) + "\n");
-  else process.stdout.write(text.endsWith("\n") ? text : `${text}\n`);
+  if (args.options.json) args.out.json({ ok: true, ...object });
+  else args.out.text(text.endsWith("\n") ? text : `${text}\n`);
   return 0;
-}
-
-/** Run a publishing command: its PublishFailure printed (stderr; --json: the object on stdout),
- * with what to do next when the tool knows it. */
-async function publishing(args, run) {
-  try {
-    return await run();
-  } catch (e) {
-    if (!(e instanceof PublishFailure)) throw e;
-    if (args.options.json) process.stdout.write(JSON.stringify(e.json(), null, 2) + "\n");
-    const code = e.code ? `${e.code}: ` : "";
-    process.stderr.write(`almanac-plugin: ${code}${e.message}\n`);
-    for (const f of e.findings) process.stderr.write(`  ${f.code}: ${f.message}${f.fix ? `\n    fix: ${f.fix}` : ""}\n`);
-    if (e.next) process.stderr.write(`next: ${e.next}\n`);
-    return 1;
-  }
 }
 
 /** The fixes the tool gives in place of the service's for refusals it has a command for: the
@@ -3603,7 +3832,22 @@ function withToolFixes(failure, id) {
   return failure;
 }
 
-const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+/** Wait `ms`; a cancelled MCP tool call stops waiting at once. */
+function sleep(ms) {
+  const signal = cancelSignal();
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) return reject(signal.reason);
+    const stop = () => {
+      clearTimeout(timer);
+      reject(signal.reason);
+    };
+    const timer = setTimeout(() => {
+      signal?.removeEventListener("abort", stop);
+      resolve();
+    }, ms);
+    signal?.addEventListener("abort", stop, { once: true });
+  });
+}
 
 async function cmdLogin(args) {
   const env = process.env;
@@ -3611,64 +3855,60 @@ async function cmdLogin(args) {
   const name = (args.options.name ?? `almanac-plugin on ${os.hostname()}`).trim();
   if (!name || name.length > 80) throw new UsageError("--name: give 1 to 80 characters");
   if (args.positional.length) throw new UsageError("login takes no argument; see: help login");
-  return publishing(args, async () => {
-    const loginFile = path.join(configHome(env), LOGIN_FILE);
-    // A login run again within the code's 10 minutes waits for the same code.
-    let pending = readJsonFile(loginFile);
-    const reuse = pending && pending.server === server && typeof pending.device_code === "string" && Date.now() < Date.parse(pending.expires_at) - 2000;
-    if (!reuse) {
-      const res = await serviceRequest(server, "POST", "/api/v1/device/code", { form: { client_id: CLIENT_ID, agent_name: name, machine_id: machineId(env) } });
-      if (res.status !== 200 || !res.body?.device_code) throw oauthFailure(res, "login");
+  const loginFile = path.join(configHome(env), LOGIN_FILE);
+  // A login run again within the code's 10 minutes waits for the same code.
+  let pending = readJsonFile(loginFile);
+  const reuse = pending && pending.server === server && typeof pending.device_code === "string" && Date.now() < Date.parse(pending.expires_at) - 2000;
+  if (!reuse) {
+    const res = await serviceRequest(server, "POST", "/api/v1/device/code", { form: { client_id: CLIENT_ID, agent_name: name, machine_id: machineId(env) } });
+    if (res.status !== 200 || !res.body?.device_code) throw oauthFailure(res, "login", server);
+    const b = res.body;
+    pending = { server, agent_name: name, device_code: b.device_code, user_code: b.user_code, verification_uri: b.verification_uri, verification_uri_complete: b.verification_uri_complete, interval: b.interval, expires_at: new Date(Date.now() + b.expires_in * 1000).toISOString() };
+    writePrivate(loginFile, pending, env);
+  }
+  const until = new Date(pending.expires_at);
+  const say = args.options.json ? args.out.note : args.out.text;
+  say(`${reuse ? "Still waiting for the same code. " : ""}An owner or admin of your organization approves this agent (${pending.agent_name}):\n  open ${pending.verification_uri}\n  and enter the code ${pending.user_code}\n  (or open ${pending.verification_uri_complete})\nThe code is valid until ${until.toISOString().slice(11, 16)} UTC. Waiting...\n`);
+  let interval = Math.max(1, Number(pending.interval) || 5);
+  for (;;) {
+    await sleep(interval * 1000);
+    const res = await serviceRequest(server, "POST", "/api/v1/device/token", { form: { grant_type: DEVICE_GRANT, device_code: pending.device_code, client_id: CLIENT_ID } });
+    if (res.status === 200 && typeof res.body?.access_token === "string") {
       const b = res.body;
-      pending = { server, agent_name: name, device_code: b.device_code, user_code: b.user_code, verification_uri: b.verification_uri, verification_uri_complete: b.verification_uri_complete, interval: b.interval, expires_at: new Date(Date.now() + b.expires_in * 1000).toISOString() };
-      writePrivate(loginFile, pending, env);
+      const saved = { server, token: b.access_token, agent_id: b.agent_id, agent_name: b.agent_name, organization_id: b.organization_id, may_publish: b.may_publish, saved_at: new Date().toISOString() };
+      writePrivate(path.join(configHome(env), TOKEN_FILE), saved, env);
+      savedServers.delete(path.join(configHome(env), TOKEN_FILE));
+      fs.rmSync(loginFile, { force: true });
+      const { token: _secret, ...shown } = saved;
+      return answer(args, shown, `logged in to ${server} as agent "${b.agent_name}" for organization ${b.organization_id} (${b.may_publish ? "publishing allowed" : "publishing not allowed"}); token kept in ${path.join(configHome(env), TOKEN_FILE)}`);
     }
-    const until = new Date(pending.expires_at);
-    const say = args.options.json ? process.stderr : process.stdout;
-    say.write(`${reuse ? "Still waiting for the same code. " : ""}An owner or admin of your organization approves this agent (${pending.agent_name}):\n  open ${pending.verification_uri}\n  and enter the code ${pending.user_code}\n  (or open ${pending.verification_uri_complete})\nThe code is valid until ${until.toISOString().slice(11, 16)} UTC. Waiting...\n`);
-    let interval = Math.max(1, Number(pending.interval) || 5);
-    for (;;) {
-      await sleep(interval * 1000);
-      const res = await serviceRequest(server, "POST", "/api/v1/device/token", { form: { grant_type: DEVICE_GRANT, device_code: pending.device_code, client_id: CLIENT_ID } });
-      if (res.status === 200 && typeof res.body?.access_token === "string") {
-        const b = res.body;
-        const saved = { server, token: b.access_token, agent_id: b.agent_id, agent_name: b.agent_name, organization_id: b.organization_id, may_publish: b.may_publish, saved_at: new Date().toISOString() };
-        writePrivate(path.join(configHome(env), TOKEN_FILE), saved, env);
-        savedServers.delete(path.join(configHome(env), TOKEN_FILE));
-        fs.rmSync(loginFile, { force: true });
-        const { token: _secret, ...shown } = saved;
-        return answer(args, shown, `logged in to ${server} as agent "${b.agent_name}" for organization ${b.organization_id} (${b.may_publish ? "publishing allowed" : "publishing not allowed"}); token kept in ${path.join(configHome(env), TOKEN_FILE)}`);
-      }
-      const error = res.body?.error;
-      if (res.status === 400 && error === "authorization_pending") continue;
-      if (res.status === 400 && error === "slow_down") {
-        interval = Number(res.body.interval) || interval + 5;
-        continue;
-      }
-      if (error === "access_denied" || error === "expired_token" || error === "invalid_grant") fs.rmSync(loginFile, { force: true });
-      throw oauthFailure(res, "login");
+    const error = res.body?.error;
+    if (res.status === 400 && error === "authorization_pending") continue;
+    if (res.status === 400 && error === "slow_down") {
+      interval = Number(res.body.interval) || interval + 5;
+      continue;
     }
-  });
+    if (error === "access_denied" || error === "expired_token" || error === "invalid_grant") fs.rmSync(loginFile, { force: true });
+    throw oauthFailure(res, "login", server);
+  }
 }
 
 /** An OAuth error answer (RFC 6749 5.2) as a refused PublishFailure: its `error` is the code. */
-function oauthFailure(res, what) {
+function oauthFailure(res, what, server) {
   const b = res.body && typeof res.body === "object" ? res.body : {};
-  if (!b.error) return refusal(res, what);
+  if (!b.error) return refusal(res, what, server);
   const words = { access_denied: "an owner or admin denied this login", expired_token: "the code expired before it was approved; run login again for a new code", invalid_grant: "the code is unknown or used already; run login again" };
-  return new PublishFailure("refused", `${what}: ${words[b.error] || b.error_description || b.error}`, { status: res.status, code: b.error });
+  return new PublishFailure("refused", `${what}: ${words[b.error] || b.error_description || b.error}`, { status: res.status, code: b.error, server });
 }
 
 async function cmdLogout(args) {
   if (args.positional.length) throw new UsageError("logout takes no argument");
-  return publishing(args, async () => {
-    const login = savedLogin();
-    const res = await serviceRequest(login.server, "POST", "/api/v1/device/logout", { token: login.token });
-    // Revoked already (401) is as good as revoked now: either way the token is deleted here.
-    if (res.status !== 204 && res.status !== 401) throw refusal(res, "logout");
-    fs.rmSync(path.join(configHome(), TOKEN_FILE), { force: true });
-    return answer(args, { server: login.server, revoked: true }, `logged out of ${login.server}: the token is revoked and deleted from this machine`);
-  });
+  const login = savedLogin();
+  const res = await serviceRequest(login.server, "POST", "/api/v1/device/logout", { token: login.token });
+  // Revoked already (401) is as good as revoked now: either way the token is deleted here.
+  if (res.status !== 204 && res.status !== 401) throw refusal(res, "logout", login.server);
+  fs.rmSync(path.join(configHome(), TOKEN_FILE), { force: true });
+  return answer(args, { server: login.server, revoked: true }, `logged out of ${login.server}: the token is revoked and deleted from this machine`);
 }
 
 /** The plug-in id of a folder (its plugin.json), or null. */
@@ -3694,18 +3934,20 @@ function lastUpload(id, env = process.env) {
  * upload from here); by default the plug-in in the current folder, else the last upload. */
 function versionArg(args, login) {
   const arg = args.positional[0];
-  if (arg !== undefined && /^[0-9]+$/.test(arg)) return Number(arg);
+  args.organization = login.organization_id;
+  if (arg !== undefined && /^[0-9]+$/.test(arg)) return (args.version = Number(arg));
   let id = null;
   if (arg === undefined) id = folderPluginId(process.cwd());
   else if (fs.existsSync(arg) && fs.statSync(arg).isDirectory()) {
     id = folderPluginId(path.resolve(arg));
-    if (id === null) throw new PublishFailure("refused", `${arg} has no plugin.json with an id`);
+    if (id === null) throw new UsageError(`${arg} has no plugin.json with an id`);
   } else id = arg;
   const kept = lastUpload(id);
   if (!kept || kept.server !== login.server || kept.organization_id !== login.organization_id) {
-    throw new PublishFailure("refused", `${id === null ? "no upload" : `no upload of ${id}`} from this machine to ${login.server} yet: give a version id, or run upload first`);
+    const folder = arg !== undefined && fs.existsSync(arg) ? folderWord(path.resolve(arg)) : "<folder>";
+    throw new PublishFailure("refused", `${id === null ? "no upload" : `no upload of ${id}`} from this machine to ${login.server} yet: give a version id, or run upload first`, { code: "NOT-FOUND", server: login.server, next: `${toolCommand()} upload ${folder} (or give the version id an upload printed)` });
   }
-  return kept.upload_id;
+  return (args.version = kept.upload_id);
 }
 
 /** The plug-in a `<plug-in>` argument names: an id or a folder; default the current folder. */
@@ -3735,20 +3977,15 @@ function uploadText(upload) {
 
 async function cmdUpload(args) {
   const root = folderArg(args);
-  return publishing(args, async () => {
-    const login = savedLogin();
-    const res = await checkFolder(root);
-    if (!res.ok) {
-      if (args.options.json) process.stdout.write(JSON.stringify({ ok: false, error: { kind: "check", message: `check ${res.summary}; nothing sent` }, findings: res.findings.map((p) => findingJson(p, login.server)) }, null, 2) + "\n");
-      printFindings(res.findings);
-      process.stderr.write(`upload: refused, check ${res.summary}; nothing sent\n`);
-      return 1;
-    }
-    const { bytes } = packBytes(root, res.manifest, res.digest);
-    const upload = await portal(login, "POST", `${orgPath(login)}/uploads`, "upload", { bytes });
-    writePrivate(pluginFile(upload.plugin_id), { plugin_id: upload.plugin_id, upload_id: upload.id, version: upload.version, digest: upload.digest, organization_id: login.organization_id, server: login.server, uploaded_at: new Date().toISOString() });
-    return answer(args, { upload }, `uploaded ${upload.plugin_id} ${upload.version} (digest ${upload.digest})\n${uploadText(upload)}\nnext: ${toolCommand()} status ${upload.id} --wait`);
-  });
+  const login = savedLogin();
+  const res = await checkFolder(root);
+  if (!res.ok) throw checkRefusal(res, "upload", login.server);
+  const { bytes } = packBytes(root, res.manifest, res.digest);
+  const upload = await portal(login, "POST", `${orgPath(login)}/uploads`, "upload", { bytes });
+  args.version = upload.id;
+  writePrivate(pluginFile(upload.plugin_id), { plugin_id: upload.plugin_id, upload_id: upload.id, version: upload.version, digest: upload.digest, organization_id: login.organization_id, server: login.server, uploaded_at: new Date().toISOString() });
+  const next = `${toolCommand()} status ${upload.id} --wait`;
+  return answer(args, { upload, next }, `uploaded ${upload.plugin_id} ${upload.version} (digest ${upload.digest})\n${uploadText(upload)}\nnext: ${next}`);
 }
 
 // status: the version's checks decide the exit code, so an agent never reads failed checks as
@@ -3812,13 +4049,13 @@ function statusAnswer(args, upload, login, waited) {
   const next = nextStep(upload, login);
   const code = STATUS_EXIT[checks];
   if (args.options.json) {
-    process.stdout.write(JSON.stringify({ ok: code === 0, checks, upload, decision: upload.decision ?? null, next }, null, 2) + "\n");
+    args.out.json({ ok: code === 0, checks, upload, decision: upload.decision ?? null, next });
     return code;
   }
   const said = { passed: "checks passed", failed: "checks failed", checking: waited ? `checks still being made after ${args.options.timeout} s` : "checks still being made" }[checks];
   const lines = [uploadText(upload), said, ...decisionText(upload.decision), `next: ${next}`];
-  process.stdout.write(lines.join("\n") + "\n");
-  if (code !== 0) process.stderr.write(`almanac-plugin: status: upload ${upload.id}: ${said} (exit ${code})\n`);
+  args.out.text(lines.join("\n") + "\n");
+  if (code !== 0) args.out.note(`almanac-plugin: status: upload ${upload.id}: ${said} (exit ${code})\n`);
   return code;
 }
 
@@ -3834,43 +4071,41 @@ function waitTimeout(args) {
 
 async function cmdStatus(args) {
   const timeout = waitTimeout(args);
-  return publishing(args, async () => {
-    const login = savedLogin();
-    const id = versionArg(args, login);
-    const where = `${orgPath(login)}/uploads/${id}`;
-    if (!args.options.wait) return statusAnswer(args, await portal(login, "GET", where, "status"), login, false);
-    const tty = Boolean(process.stdout.isTTY) && !args.options.json;
-    const until = timeout === null ? Infinity : Date.now() + timeout;
-    let delay = WAIT_FIRST_MS;
-    let shown = null;
-    let upload = null;
-    for (;;) {
-      let after = null;
-      try {
-        const res = await portalAnswer(login, "GET", where, "status");
-        upload = res.body;
-        after = res.retryAfter;
-      } catch (e) {
-        // A service (or a proxy before it) that is busy says so: ask again, when it says.
-        if (!(e instanceof PublishFailure) || ![429, 503].includes(e.status)) throw e;
-        after = e.retryAfter;
-      }
-      if (upload !== null && upload.checks_final) break;
-      if (upload !== null && !args.options.json) {
-        const line = checksLine(upload);
-        if (line !== shown) process.stdout.write(tty ? `\r\x1b[2K${line}` : `${line}\n`);
-        shown = line;
-      }
-      const left = until - Date.now();
-      if (left <= 0) break;
-      const wait = after ?? delay;
-      delay = Math.min(delay * 2, WAIT_MAX_MS);
-      await sleep(Math.min(wait, left));
+  const login = savedLogin();
+  const id = versionArg(args, login);
+  const where = `${orgPath(login)}/uploads/${id}`;
+  if (!args.options.wait) return statusAnswer(args, await portal(login, "GET", where, "status"), login, false);
+  const tty = Boolean(process.stdout.isTTY) && !args.options.json && args.out === terminal;
+  const until = timeout === null ? Infinity : Date.now() + timeout;
+  let delay = WAIT_FIRST_MS;
+  let shown = null;
+  let upload = null;
+  for (;;) {
+    let after = null;
+    try {
+      const res = await portalAnswer(login, "GET", where, "status");
+      upload = res.body;
+      after = res.retryAfter;
+    } catch (e) {
+      // A service (or a proxy before it) that is busy says so: ask again, when it says.
+      if (!(e instanceof PublishFailure) || ![429, 503].includes(e.status)) throw e;
+      after = e.retryAfter;
     }
-    if (tty && shown !== null) process.stdout.write("\r\x1b[2K");
-    if (upload === null) throw new PublishFailure("unreachable", `status: ${login.server} stayed busy for ${args.options.timeout} s`);
-    return statusAnswer(args, upload, login, !upload.checks_final);
-  });
+    if (upload !== null && upload.checks_final) break;
+    if (upload !== null && !args.options.json) {
+      const line = checksLine(upload);
+      if (line !== shown) args.out.text(tty ? `\r\x1b[2K${line}` : `${line}\n`);
+      shown = line;
+    }
+    const left = until - Date.now();
+    if (left <= 0) break;
+    const wait = after ?? delay;
+    delay = Math.min(delay * 2, WAIT_MAX_MS);
+    await sleep(Math.min(wait, left));
+  }
+  if (tty && shown !== null) args.out.text("\r\x1b[2K");
+  if (upload === null) throw new PublishFailure("unreachable", `status: ${login.server} stayed busy for ${args.options.timeout} s`, { code: "RATE-LIMITED", server: login.server });
+  return statusAnswer(args, upload, login, !upload.checks_final);
 }
 
 async function cmdReview(args) {
@@ -3882,51 +4117,47 @@ async function cmdReview(args) {
     throw new UsageError(`--file "${args.options.file}": ${e.code === "ENOENT" ? "no such file" : `not a JSON file (${e.message})`}`);
   }
   if (document === null || typeof document !== "object" || Array.isArray(document)) throw new UsageError(`--file "${args.options.file}": review.json is one JSON object`);
-  return publishing(args, async () => {
-    const login = savedLogin();
-    const id = versionArg(args, login);
-    let upload;
-    try {
-      upload = await portal(login, "PUT", `${orgPath(login)}/uploads/${id}/review`, "review", { json: document });
-    } catch (e) {
-      // Refused while its checks are being made: say to wait for them, then send it again.
-      if (e instanceof PublishFailure && e.code === "STATE-CONFLICT") {
-        const now = await portal(login, "GET", `${orgPath(login)}/uploads/${id}`, "review");
-        if (now.state === "checking") e.next = `wait for the checks: ${toolCommand()} status ${id} --wait, then run this review again`;
-      }
-      throw withToolFixes(e, id);
+  const login = savedLogin();
+  const id = versionArg(args, login);
+  let upload;
+  try {
+    upload = await portal(login, "PUT", `${orgPath(login)}/uploads/${id}/review`, "review", { json: document });
+  } catch (e) {
+    // Refused while its checks are being made: say to wait for them, then send it again.
+    if (e instanceof PublishFailure && e.code === "STATE-CONFLICT") {
+      const now = await portal(login, "GET", `${orgPath(login)}/uploads/${id}`, "review");
+      if (now.state === "checking") e.next = `wait for the checks: ${toolCommand()} status ${id} --wait, then run this review again`;
     }
-    let attestations = null;
-    if (args.options.attest) attestations = await portal(login, "POST", `${orgPath(login)}/uploads/${id}/attestations`, "attest", { json: { attestations: ATTESTATIONS } });
-    const text = [`review information sent for upload ${id}; its checks run again`, checksLine(upload)];
-    if (attestations) text.push(`attestations made: ${attestations.map((a) => a.attestation).join(", ")}`);
-    text.push(`next: ${toolCommand()} status ${id} --wait, then ${toolCommand()} submit ${id}`);
-    return answer(args, { upload, attestations }, text.join("\n"));
-  });
+    throw withToolFixes(e, id);
+  }
+  let attestations = null;
+  if (args.options.attest) attestations = await portal(login, "POST", `${orgPath(login)}/uploads/${id}/attestations`, "attest", { json: { attestations: ATTESTATIONS } });
+  const text = [`review information sent for upload ${id}; its checks run again`, checksLine(upload)];
+  if (attestations) text.push(`attestations made: ${attestations.map((a) => a.attestation).join(", ")}`);
+  const next = `${toolCommand()} status ${id} --wait, then ${toolCommand()} submit ${id}`;
+  text.push(`next: ${next}`);
+  return answer(args, { upload, attestations, next }, text.join("\n"));
 }
 
 async function cmdSubmit(args) {
-  return publishing(args, async () => {
-    const login = savedLogin();
-    const id = versionArg(args, login);
-    let done;
-    try {
-      done = await portal(login, "POST", `${orgPath(login)}/uploads/${id}/submit`, "submit");
-    } catch (e) {
-      throw e instanceof PublishFailure ? withToolFixes(e, id) : e;
-    }
-    const replaced = done.replaced ? `\nupload ${done.replaced.id} (${done.replaced.version}) left review: this one takes its place` : "";
-    return answer(args, { upload: done.upload, replaced: done.replaced }, `submitted upload ${id}: ${done.upload.plugin_id} ${done.upload.version} is ${done.upload.state}${replaced}\nnext: ${nextStep(done.upload, login)}`);
-  });
+  const login = savedLogin();
+  const id = versionArg(args, login);
+  let done;
+  try {
+    done = await portal(login, "POST", `${orgPath(login)}/uploads/${id}/submit`, "submit");
+  } catch (e) {
+    throw e instanceof PublishFailure ? withToolFixes(e, id) : e;
+  }
+  const replaced = done.replaced ? `\nupload ${done.replaced.id} (${done.replaced.version}) left review: this one takes its place` : "";
+  const next = nextStep(done.upload, login);
+  return answer(args, { upload: done.upload, replaced: done.replaced, next }, `submitted upload ${id}: ${done.upload.plugin_id} ${done.upload.version} is ${done.upload.state}${replaced}\nnext: ${next}`);
 }
 
 async function cmdPublish(args) {
-  return publishing(args, async () => {
-    const login = savedLogin();
-    const id = versionArg(args, login);
-    const upload = await portal(login, "POST", `${orgPath(login)}/uploads/${id}/publish`, "publish");
-    return answer(args, { upload }, `published upload ${id}: ${upload.plugin_id} ${upload.version} is ${upload.state}; live within 15 minutes`);
-  });
+  const login = savedLogin();
+  const id = versionArg(args, login);
+  const upload = await portal(login, "POST", `${orgPath(login)}/uploads/${id}/publish`, "publish");
+  return answer(args, { upload, next: nextStep(upload, login) }, `published upload ${id}: ${upload.plugin_id} ${upload.version} is ${upload.state}; live within 15 minutes`);
 }
 
 function listingText(listing) {
@@ -3944,20 +4175,18 @@ const LISTING_WORDS = {
 function listingCommand(move) {
   return async (args) => {
     const id = pluginArg(args);
-    return publishing(args, async () => {
-      const login = savedLogin();
-      const at = `${orgPath(login)}/plugins/${encodeURIComponent(id)}`;
-      // Not readable (say, never published): the move's own refusal says why, not the read's.
-      const before = await portal(login, "GET", at, move).catch((e) => {
-        if (e instanceof PublishFailure) return null;
-        throw e;
-      });
-      const listing = await portal(login, "POST", `${at}/${move}`, move);
-      const words = LISTING_WORDS[move];
-      const changed = before === null || before.listed !== words.listed;
-      const text = changed ? `${words.done} ${id}: ${words.now} (${listingText(listing)})` : `${id} ${words.already} (${listingText(listing)})`;
-      return answer(args, { listing, changed }, text);
+    const login = savedLogin();
+    const at = `${orgPath(login)}/plugins/${encodeURIComponent(id)}`;
+    // Not readable (say, never published): the move's own refusal says why, not the read's.
+    const before = await portal(login, "GET", at, move).catch((e) => {
+      if (e instanceof PublishFailure) return null;
+      throw e;
     });
+    const listing = await portal(login, "POST", `${at}/${move}`, move);
+    const words = LISTING_WORDS[move];
+    const changed = before === null || before.listed !== words.listed;
+    const text = changed ? `${words.done} ${id}: ${words.now} (${listingText(listing)})` : `${id} ${words.already} (${listingText(listing)})`;
+    return answer(args, { listing, changed }, text);
   };
 }
 
@@ -3971,9 +4200,503 @@ async function cmdRetire(args) {
     // Not logged in: the refusal is the same, without the address.
   }
   const message = `retire: an agent never retires a plug-in; a person retires ${id} in the portal (${where}), typing its id`;
-  if (args.options.json) process.stdout.write(JSON.stringify({ ok: false, error: { kind: "refused", code: "AGENT_FORBIDDEN", message, portal: where } }, null, 2) + "\n");
-  process.stderr.write(`almanac-plugin: AGENT_FORBIDDEN: ${message}\n`);
-  return 1;
+  throw new PublishFailure("refused", message, { code: "AGENT_FORBIDDEN", extra: { portal: where }, next: `nothing for an agent: ask an owner or admin of your organization to retire ${id} on ${where}, typing its id` });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Refusals: the error object --json prints and an MCP tool's result carries, {ok: false, error}
+// with the error's kind, code, message, fix, docs link and next, the command that moves things
+// on (with status, findings and retryAfter when the service refused)
+// ---------------------------------------------------------------------------------------------
+
+/** The command a refused command line runs again as: `node <tool> <its words>`. */
+const commandAgain = (args) => `${toolCommand()} ${args.argv.map(shellWord).join(" ")}`;
+
+/** The error object of a refusal (a PublishFailure, a UsageError or a Failure). */
+export function errorObject(e, args) {
+  const base = e.server ?? baseUrl();
+  if (!(e instanceof PublishFailure)) {
+    const usage = e instanceof UsageError;
+    return { kind: usage ? "usage" : "refused", code: "REQUEST-INVALID", message: e.message, fix: usage ? `Give ${args.name} the arguments its usage names: ${COMMANDS[args.name]?.usage ?? "help"}.` : "Name a folder or file that exists, as the message says.", docs: docsLink("REQUEST-INVALID", base), next: `${toolCommand()} help ${args.name}` };
+  }
+  const entry = CATALOG_BY_CODE.get(e.code);
+  const error = { kind: e.kind, code: e.code, message: e.message };
+  if (e.status !== null) error.status = e.status;
+  if (e.findings.length) error.findings = e.findings;
+  if (e.retryAfter !== null) error.retryAfter = Math.ceil(e.retryAfter / 1000);
+  Object.assign(error, e.extra);
+  error.fix = e.fix ?? (e.kind === "not-logged-in" ? `Log in again: ${toolCommand()} login --server ${e.server ?? "<the service's address>"} prints a code for an owner or admin of your organization to approve.` : has(TOOL_FIXES, e.code) ? TOOL_FIXES[e.code](toolCommand(), args.version ?? "<version>") : entry?.fix ?? "Do what the message says, then run the command again.");
+  error.docs = e.docs ?? (entry ? docsLink(e.code, base) : null);
+  error.next = e.next ?? nextAfter(e, args);
+  return error;
+}
+
+/** What moves things on after a refusal the command gave no next step of its own. */
+function nextAfter(e, args) {
+  const t = toolCommand();
+  const again = commandAgain(args);
+  switch (e.kind) {
+    case "not-logged-in":
+      return `${t} login --server ${e.server ?? "<the service's address>"} (it prints a code for an owner or admin of your organization to approve, and waits), then ${again}`;
+    case "unreachable":
+      return `${again}, once ${e.server ?? "the service"} answers (is it the address given to login?)`;
+    case "redirect":
+      return `${t} login --server <the service's own address, not one that redirects>, then ${again}`;
+    case "check":
+      return `fix each finding (its fix and docs say how), ${t} check ${folderWord(folderArg(args))} until it passes, then ${again}`;
+  }
+  const toolFix = e.findings.find((f) => has(TOOL_FIXES, f.code));
+  if (toolFix) return toolFix.fix;
+  const inPortal = args.version !== undefined && args.organization !== undefined ? `the version's page, ${uploadPage({ server: e.server }, { organization_id: args.organization, id: args.version })}` : "the portal";
+  if (e.code === "SUBMIT-REFUSED" && e.findings.length) return `an owner or admin of your organization settles ${e.findings.map((f) => f.code).join(", ")} in the portal (${inPortal}), then ${again}`;
+  if (e.code === "AGENT_MAY_NOT_PUBLISH") return `an owner or admin does it in the portal (${inPortal}); or log in again, approved with publishing allowed (${t} login --server ${e.server}), then ${again}`;
+  if (e.retryAfter !== null) return `${again}, in ${Math.ceil(e.retryAfter / 1000)} s`;
+  if (args.version !== undefined) return `${t} status ${args.version} (it says what the version's state allows next)`;
+  return `${t} help ${args.name}`;
+}
+
+/** Say a refusal: --json's object, then the code and message (and its findings, and next) on
+ * stderr. Exit 2 when the command was not understood, else 1. */
+function refuse(e, args) {
+  const error = errorObject(e, args);
+  if (args.options?.json) args.out.json({ ok: false, error });
+  args.out.note(`almanac-plugin: ${e instanceof PublishFailure && e.code ? `${e.code}: ` : ""}${e.message}\n`);
+  if (e instanceof PublishFailure) {
+    if (e.kind === "check") printFindings(e.findings, args.out);
+    else for (const f of e.findings) args.out.note(`  ${f.code}: ${f.message}${f.fix ? `\n    fix: ${f.fix}` : ""}\n`);
+    args.out.note(`next: ${error.next}\n`);
+  }
+  return e instanceof UsageError ? 2 : 1;
+}
+
+// ---------------------------------------------------------------------------------------------
+// MCP server (`mcp`): the commands as tools of the Model Context Protocol, over standard input
+// and output, one JSON-RPC 2.0 message a line; logs go to standard error. Dual-era: a request
+// whose _meta names revision 2026-07-28 is served on its own (server/discover; resultType and
+// cache hints on results); an initialize handshake (2025-11-25 back to 2024-11-05) serves the
+// process at the revision it agrees. Written here rather than with an MCP SDK so the tool stays
+// one file with no dependencies; the tests drive it with the official Python SDK's client.
+// ---------------------------------------------------------------------------------------------
+
+const MCP_MODERN = ["2026-07-28"];
+const MCP_HANDSHAKE = ["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"];
+/** Revisions whose tools carry outputSchema and structuredContent (2025-06-18 on). */
+const MCP_STRUCTURED = new Set(["2026-07-28", "2025-11-25", "2025-06-18"]);
+const MCP_META = { version: "io.modelcontextprotocol/protocolVersion", capabilities: "io.modelcontextprotocol/clientCapabilities", serverInfo: "io.modelcontextprotocol/serverInfo" };
+const RPC = { parse: -32700, invalidRequest: -32600, methodNotFound: -32601, invalidParams: -32602, internal: -32603, resourceNotFound: -32002, unsupportedVersion: -32022 };
+const MCP_SERVER = { name: "almanac-plugin", title: "Almanac plug-in developers' tool", version: TOOL_VERSION };
+/** The tools and resources are this file's: a client may keep their lists for an hour. */
+const MCP_CACHE = { cacheScope: "public", ttlMs: 3600000 };
+
+/** Each tool call's cancel signal (AsyncLocalStorage, made when the server starts): the fetcher
+ * runs, requests and waits a call starts end with it, without a signal passed through every
+ * function between the tool and them. */
+let mcpCalls = null;
+/** The signal of the MCP tool call this code runs for, or null (the CLI). */
+function cancelSignal() {
+  return mcpCalls?.getStore()?.signal ?? null;
+}
+
+// Input schemas. `cli` says how an argument becomes the command's: its one positional argument,
+// or the option of the same name (a flag when boolean); it is not sent to clients.
+const FOLDER = { type: "string", description: "The plug-in folder: a path, absolute or relative to the server's working folder; default that folder.", cli: "positional" };
+const VERSION = { type: ["string", "integer"], description: "The uploaded version: its id (as upload printed it), or a plug-in id or folder for its last upload from this machine; default the plug-in in the server's working folder.", cli: "positional" };
+const PLUGIN = { type: "string", description: "The plug-in: its id, or its folder; default the plug-in in the server's working folder.", cli: "positional" };
+
+// Output schemas: the object the command's --json prints. Every one has ok; a refusal has
+// error (the result is then isError) with the fields of Refusals.
+const FINDING = { type: "object", properties: { code: { type: "string" }, severity: { type: "string" }, message: { type: "string" }, fix: { type: "string" }, docs: { type: "string" }, path: { type: "string" }, line: { type: "integer" }, file: { type: "string" } }, required: ["code", "severity", "message"] };
+const FINDINGS = { type: "array", items: FINDING };
+const ERROR = { type: "object", properties: { kind: { type: "string" }, code: { type: "string" }, message: { type: "string" }, status: { type: "integer" }, findings: { type: "array" }, retryAfter: { type: "integer" }, fix: { type: "string" }, docs: { type: ["string", "null"] }, next: { type: "string" } }, required: ["kind", "code", "message", "fix", "docs", "next"] };
+const UPLOAD = { type: "object", properties: { id: { type: "integer" }, plugin_id: { type: "string" }, version: { type: "string" }, state: { type: "string" }, checks_final: { type: "boolean" }, checks: { type: "array" } }, required: ["id", "plugin_id", "version", "state"] };
+const LISTING = { type: "object", properties: { plugin_id: { type: "string" }, listed: { type: "boolean" } }, required: ["plugin_id", "listed"] };
+const answerOf = (properties) => ({ type: "object", properties: { ok: { type: "boolean" }, error: ERROR, next: { type: "string" }, ...properties }, required: ["ok"] });
+
+/** The tools: each a command, its arguments, a paragraph for the model, and its answer. */
+const MCP_TOOLS = [
+  {
+    name: "init", title: "Make a new plug-in folder",
+    description: "Create a new plug-in folder that passes check as created: plugin.json (the manifest), fetch.mjs (the fetcher), fixtures/ (a source file, context.json, records.jsonl and two run cases), README.md, AGENTS.md and CLAUDE.md. `id` is the new folder's path, whose last part is the plug-in id (2 to 48 lowercase letters, digits and hyphens); it must not exist yet. Then put one real copy of each source in fixtures/sources/, make fetch.mjs read it, and call check until it passes; almanac://guide/agents is the contract.",
+    input: { id: { type: "string", description: "The new folder: the plug-in id (made in the server's working folder), or a path ending in it.", cli: "positional" }, kind: { type: "string", enum: KINDS, description: "The first series' kind: value (figures), event (dated happenings) or item (dated links); default value." }, timezone: { type: "string", description: "The manifest's named IANA zone, such as Europe/Berlin; default the machine's." } },
+    required: ["id"],
+    output: answerOf({ id: { type: "string" }, folder: { type: "string" }, kind: { type: "string" }, timezone: { type: "string" }, files: { type: "array", items: { type: "string" } } }),
+  },
+  {
+    name: "check", title: "Check a plug-in folder",
+    description: "Check a plug-in folder as the service will: the manifest, imports and code files, the fetcher run twice on fixtures/sources/ behind a guard with no network, every record, the output against fixtures/records.jsonl, each fixtures/runs/<case>, review.json and the listing; it gives the digest. A plug-in that does not pass is an answer, not an error: ok is false and each finding has its code, message, fix and docs (read almanac://problems/<code> for the rule and examples). `update` writes the fetcher's output to fixtures/records.jsonl instead of comparing (read what changed). `against` also applies the version-number and update rules against a pack, a folder or an uploaded version id, as the server does at upload.",
+    input: { folder: FOLDER, update: { type: "boolean", description: "Write the fetcher's output to fixtures/records.jsonl (and each case's) instead of comparing." }, against: { type: "string", description: "A pack (.zip), a folder, or an uploaded version id of your organization to check this one as an update of." } },
+    output: answerOf({ summary: { type: "string" }, findings: FINDINGS, digest: { type: ["string", "null"] } }),
+  },
+  {
+    name: "preview", title: "Show the days as a reader sees them",
+    description: "Run check, then draw the plug-in's days as the calendar shows them to a reader (events first, values in force, last-rate and status rows), as JSON: one object a day with its rows. The default is the fixtures' today and 3 days either side; `days` picks up to 62 days. `run` previews fixtures/runs/<case> as a later run over the fixture records; `live` downloads the real sources once (the network; within the manifest's hosts and limits). ok is false when check does not pass.",
+    input: { folder: FOLDER, days: { type: "string", pattern: "^\\d{4}-\\d{2}-\\d{2}\\.\\.\\d{4}-\\d{2}-\\d{2}$", description: "YYYY-MM-DD..YYYY-MM-DD, at most 62 days." }, language: { type: "string", description: "The reader's language, such as en or es; default en." }, run: { type: "string", description: "A case of fixtures/runs/ to preview as a later run." }, live: { type: "boolean", description: "Download the real sources once and preview them." } },
+    output: answerOf({ summary: { type: "string" }, findings: FINDINGS, digest: { type: ["string", "null"] }, today: { type: ["string", "null"] }, language: { type: "string" }, status: { type: "string" }, cache: { type: ["object", "null"] }, days: { type: "array" } }),
+  },
+  {
+    name: "digest", title: "The digest of the plug-in code",
+    description: "Compute the digest of the plug-in code (sha256 over the files it covers, in reading order): the version's identity the service compares at upload and approval. `files` lists the covered files. ok is false when a code file breaks the code-file rules (each a finding).",
+    input: { folder: FOLDER },
+    output: answerOf({ digest: { type: ["string", "null"] }, files: { type: "array", items: { type: "string" } }, findings: FINDINGS }),
+  },
+  {
+    name: "pack", title: "Pack the folder into the ZIP to upload",
+    description: "Check the folder, then write the ZIP archive the service takes (default <id>-<version>.zip beside the folder; `out` names another file). Refused, writing nothing, when check does not pass: the error names the first finding's code and carries every finding. upload packs by itself, so pack is for looking at or keeping the archive.",
+    input: { folder: FOLDER, out: { type: "string", description: "Where to write the archive." } },
+    output: answerOf({ file: { type: "string" }, files: { type: "integer" }, bytes: { type: "integer" }, digest: { type: "string" }, findings: FINDINGS }),
+  },
+  {
+    name: "probe", title: "Try the fetcher on the real sources",
+    description: "Download each real source once (https, the manifest's hosts, maxBytes, 5 redirects, 60 seconds), run the fetcher on them behind the guard and check every record: whether the plug-in still reads the live files as it reads its fixtures. Uses the network; never part of check. ok is false with findings when a source cannot be downloaded (PLG-SOURCE-DOWNLOAD) or the fetcher fails on it; records counts what it printed, by series.",
+    input: { folder: FOLDER },
+    output: answerOf({ today: { type: ["string", "null"] }, records: { type: "integer" }, series: { type: "object" }, findings: FINDINGS }),
+  },
+  {
+    name: "login", title: "How to log in (a person approves)",
+    description: "Never logs in: an agent's login is approved by a person (an owner or admin of the organization opens an address and enters a code, choosing whether the agent may publish). This answers with the exact command to run in a terminal, which prints the code and address and waits until they approve; the publishing tools work once it has finished. When already logged in, it says as whom.",
+    input: { server: { type: "string", description: "The service's address: https, or http only to this machine; default ALMANAC_BASE_URL, else the last login's." }, name: { type: "string", description: "The agent's name on the approval screen." } },
+    output: answerOf({ server: { type: "string" }, agent_name: { type: "string" }, organization_id: { type: "integer" }, may_publish: { type: "boolean" }, command: { type: "string" } }),
+  },
+  {
+    name: "upload", title: "Upload the plug-in",
+    description: "Check and pack the folder and upload it to your organization as a new version (nothing is sent when check does not pass: the error carries the findings). The answer is the version (upload.id is its version id for the next tools), its state and its checks, which the service now runs in its locked room; next is status with wait. Needs a login.",
+    input: { folder: FOLDER },
+    output: answerOf({ upload: UPLOAD }),
+  },
+  {
+    name: "status", title: "Where an uploaded version stands",
+    description: "Show an uploaded version: its state, its checks and their findings, the latest reviewer's decision with its reason and note, and next, what to do now. checks is passed, failed or checking; ok is true only when every check passed. With `wait`, ask again (1 s, doubling to 15 s, or as the service says) until the checks are final or `timeout` seconds pass: give a timeout below your client's limit on a call. Needs a login.",
+    input: { version: VERSION, wait: { type: "boolean", description: "Ask again until the checks are final." }, timeout: { type: "number", exclusiveMinimum: 0, description: "With wait: stop after this many seconds." } },
+    output: answerOf({ checks: { type: "string", enum: ["passed", "failed", "checking"] }, upload: UPLOAD, decision: { type: ["object", "null"] } }),
+  },
+  {
+    name: "review", title: "Send the review information",
+    description: "Send review.json (the examples, negatives, sources and notes a reviewer reads) for an uploaded version; its checks run again, so wait with status before submit. With `attest`, also make the five attestations in your organization's name (the data may be published, the sources are the holders' own, no record names a private person, the fetcher never tries the network, the words inform without selling): make them only when they are true. Refused while the version's checks are being made. Needs a login.",
+    input: { version: VERSION, file: { type: "string", description: "The review.json to send, a path relative to the server's working folder." }, attest: { type: "boolean", description: "Make the five attestations too." } },
+    required: ["file"],
+    output: answerOf({ upload: UPLOAD, attestations: { type: ["array", "null"] } }),
+  },
+  {
+    name: "submit", title: "Submit a version for review",
+    description: "Submit an uploaded version whose checks passed for a reviewer's decision. Refused with every reason still open, each a finding with its fix: checks, review information, attestations (review with attest), and the person's (the organization's domain, the Developer Agreement, the invitation) that an owner or admin settles in the portal. status then shows the decision. Needs a login.",
+    input: { version: VERSION },
+    output: answerOf({ upload: UPLOAD, replaced: { type: ["object", "null"] } }),
+  },
+  {
+    name: "publish", title: "Publish an approved version",
+    description: "Publish a version a reviewer approved: it goes live within 15 minutes. Only an agent whose login allows publishing (else AGENT_MAY_NOT_PUBLISH: an owner or admin publishes it in the portal). Needs a login.",
+    input: { version: VERSION },
+    output: answerOf({ upload: UPLOAD }),
+  },
+  {
+    name: "unpublish", title: "Take a plug-in out of the store",
+    description: "Take a published plug-in out of the store: nobody new can install it, its readers keep it. Repeated, nothing changes (changed is false). Only an agent whose login allows publishing. Needs a login.",
+    input: { plugin: PLUGIN },
+    output: answerOf({ listing: LISTING, changed: { type: "boolean" } }),
+  },
+  {
+    name: "relist", title: "List an unpublished plug-in again",
+    description: "Put a plug-in you unpublished back in the store; refused for a plug-in the service shelved or took down, or one retired. Repeated, nothing changes (changed is false). Only an agent whose login allows publishing. Needs a login.",
+    input: { plugin: PLUGIN },
+    output: answerOf({ listing: LISTING, changed: { type: "boolean" } }),
+  },
+  {
+    name: "retire", title: "Retire a plug-in (a person's move)",
+    description: "Always refused for an agent (AGENT_FORBIDDEN): retiring ends a plug-in for its readers for good, so only a person does it, in the portal, typing its id. The refusal names the portal page.",
+    input: { plugin: PLUGIN },
+    output: answerOf({}),
+  },
+];
+const MCP_TOOL = new Map(MCP_TOOLS.map((t) => [t.name, t]));
+
+/** A tool as tools/list gives it at `version`: the schemas without the `cli` notes. */
+function toolListing(t, version) {
+  const properties = Object.fromEntries(Object.entries(t.input).map(([k, { cli: _cli, ...schema }]) => [k, schema]));
+  const listed = { name: t.name, title: t.title, description: t.description, inputSchema: { type: "object", properties, additionalProperties: false, ...(t.required ? { required: t.required } : {}) } };
+  if (MCP_STRUCTURED.has(version)) listed.outputSchema = t.output;
+  return listed;
+}
+
+/** The first way `args` breaks the tool's input schema (JSON Schema, the keywords used above),
+ * or null. */
+function argumentProblem(t, args) {
+  for (const name of t.required ?? []) if (!has(args, name)) return `${name} is required`;
+  for (const [name, value] of Object.entries(args)) {
+    const schema = t.input[name];
+    if (!schema) return `${name} is not an argument of ${t.name}; it takes ${Object.keys(t.input).join(", ")}`;
+    const types = [schema.type].flat();
+    const typeOf = typeof value === "number" ? (Number.isInteger(value) ? "integer" : "number") : typeof value;
+    if (!types.includes(typeOf) && !(typeOf === "integer" && types.includes("number"))) return `${name} is ${JSON.stringify(value)}: give ${types.join(" or ")}`;
+    if (schema.enum && !schema.enum.includes(value)) return `${name} is ${JSON.stringify(value)}: give one of ${schema.enum.join(", ")}`;
+    if (schema.pattern && !new RegExp(schema.pattern).test(value)) return `${name} is ${JSON.stringify(value)}: it does not match ${schema.pattern}`;
+    if (schema.exclusiveMinimum !== undefined && !(value > schema.exclusiveMinimum)) return `${name} is ${value}: give more than ${schema.exclusiveMinimum}`;
+  }
+  return null;
+}
+
+/** The command line a tool call runs: its positional argument, its options, --json. */
+function argvOf(t, args) {
+  const argv = [t.name];
+  for (const [name, schema] of Object.entries(t.input)) {
+    const value = args[name];
+    if (value === undefined || value === false) continue;
+    if (schema.cli === "positional") argv.splice(1, 0, String(value));
+    else if (value === true) argv.push(`--${name}`);
+    else argv.push(`--${name}`, String(value));
+  }
+  return [...argv, "--json"];
+}
+
+/** login as a tool: never a login (a person approves it), but the command that logs in. */
+function loginAnswer(args) {
+  const server = checkServer(args.server ?? (process.env.ALMANAC_BASE_URL || savedServer() || DEFAULT_BASE_URL));
+  const name = args.name ?? "Claude";
+  const command = `${toolCommand()} login --server ${shellWord(server)} --name ${shellWord(name)}`;
+  const run = `run ${command} in a terminal: it prints a code and an address for an owner or admin of your organization to approve (they choose whether you may publish), and waits until they have`;
+  let saved = null;
+  try {
+    saved = savedLogin();
+  } catch {
+    // Not logged in: the answer is the command.
+  }
+  if (saved && saved.server === server) {
+    return { ok: true, server, agent_name: saved.agent_name, organization_id: saved.organization_id, may_publish: Boolean(saved.may_publish), command, next: `already logged in as agent "${saved.agent_name}" for organization ${saved.organization_id}${saved.may_publish ? "" : " (publishing not allowed)"}; to log in again, ${run}` };
+  }
+  return { ok: false, error: { kind: "not-logged-in", code: "AUTH-REQUIRED", message: `an agent's login needs a person: the login tool never logs in${saved ? ` (logged in to ${saved.server}, not ${server})` : ""}`, fix: `Ask a person to approve your login: ${run}.`, docs: docsLink("AUTH-REQUIRED", server), next: run }, command };
+}
+
+/** A tool call: the object the command's --json prints (or a refusal's), never a throw. */
+async function callTool(t, args, signal) {
+  const problemWithArgs = argumentProblem(t, args);
+  if (problemWithArgs) {
+    return { ok: false, error: { kind: "usage", code: "REQUEST-INVALID", message: `${t.name}: ${problemWithArgs}`, fix: "Give the arguments the tool's input schema names, of their types.", docs: docsLink("REQUEST-INVALID"), next: `${toolCommand()} help ${t.name}` } };
+  }
+  if (t.name === "login") {
+    try {
+      return loginAnswer(args);
+    } catch (e) {
+      if (!(e instanceof UsageError)) throw e;
+      return { ok: false, error: errorObject(e, { name: "login", argv: ["login"] }) };
+    }
+  }
+  // A login made meanwhile (in a terminal) names the service the docs links go to.
+  savedServers.clear();
+  let answered = null;
+  const sink = { json: (object) => (answered = object), text: (text) => process.stderr.write(text), note: (text) => process.stderr.write(text) };
+  const argv = argvOf(t, args);
+  await mcpCalls.run({ signal }, () => runCommand(argv[0], argv.slice(1), sink));
+  return answered ?? { ok: false, error: { kind: "refused", code: "INTERNAL-ERROR", message: `${t.name} gave no answer: a fault of the tool`, fix: "Run the same command in a terminal to see what it says.", docs: docsLink("INTERNAL-ERROR"), next: `${toolCommand()} ${argv.map(shellWord).join(" ")}` } };
+}
+
+/** A tool's answer as a CallToolResult at `version`: the object as JSON text and, from
+ * 2025-06-18, as structuredContent; a refusal (error) is isError. */
+function toolResult(object, version) {
+  const result = { content: [{ type: "text", text: JSON.stringify(object) }] };
+  if (MCP_STRUCTURED.has(version)) result.structuredContent = object;
+  if (object.error) result.isError = true;
+  return result;
+}
+
+// Resources: the problem catalog, each code's page, and the contract an agent writing a
+// plug-in reads (the AGENTS.md init writes), all from this file: no network.
+const RESOURCE_GUIDE = "almanac://guide/agents";
+const RESOURCE_CATALOG = "almanac://problems";
+
+function mcpResources() {
+  return [
+    { uri: RESOURCE_GUIDE, name: "agents-guide", title: "Instructions for agents writing an Almanac plug-in", description: "The contract of a plug-in folder: the run context, the records, the rules that matter, the check loop and the publishing path (the AGENTS.md that init writes).", mimeType: "text/markdown" },
+    { uri: RESOURCE_CATALOG, name: "problem-catalog", title: "The problem catalog", description: "Every problem code: its severity, area, title and fix, and its page's address.", mimeType: "application/json" },
+    ...CATALOG.map((e) => ({ uri: `${RESOURCE_CATALOG}/${e.code}`, name: e.code, title: e.title, description: `${e.severity} (${e.area}): the rule, why it exists, an example that ${e.severity === "warning" ? "is warned" : "fails"} and one that ${e.severity === "warning" ? "is not" : "passes"}, and the fix.`, mimeType: "text/markdown" })),
+  ];
+}
+
+const MCP_TEMPLATES = [{ uriTemplate: `${RESOURCE_CATALOG}/{code}`, name: "problem", title: "A problem code's page", description: "One code of the catalog (as a finding names it): the rule, why it exists, an example that fails and one that passes, and the fix.", mimeType: "text/markdown" }];
+
+/** A code's page as Markdown: the rule, why, the two examples and the fix. */
+function problemMarkdown(entry) {
+  const page = problemPages()[entry.code];
+  const fence = (text) => "`".repeat(Math.max(3, ...[...text.matchAll(/`+/g)].map((m) => m[0].length + 1)));
+  const example = (label, ex) => `## ${label}: ${ex.where}\n\n${fence(ex.text)}\n${ex.text}\n${fence(ex.text)}\n`;
+  const [bad, good] = entry.severity === "warning" ? ["Warned", "Not warned"] : ["Fails", "Passes"];
+  return `# ${entry.code}: ${entry.title}\n\nSeverity ${entry.severity}, area ${entry.area}.${entry.retired ? " This code is retired." : ""}\n\n## The rule\n\n${page.rule}\n\n## Why\n\n${page.why}\n\n${example(bad, page.failing)}\n${example(good, page.passing)}\n## Fix\n\n${entry.fix}\n\nThe page on the service: ${docsLink(entry.code)}\n`;
+}
+
+/** The contents of a resource, or null when there is none at `uri`. */
+function readResource(uri) {
+  if (uri === RESOURCE_GUIDE) return { uri, mimeType: "text/markdown", text: AGENTS_MD };
+  if (uri === RESOURCE_CATALOG) return { uri, mimeType: "application/json", text: JSON.stringify({ catalog: 1, problems: CATALOG.map((e) => ({ ...e, page: `${RESOURCE_CATALOG}/${e.code}`, docs: docsLink(e.code) })) }, null, 2) };
+  const entry = uri.startsWith(`${RESOURCE_CATALOG}/`) ? CATALOG_BY_CODE.get(uri.slice(RESOURCE_CATALOG.length + 1)) : null;
+  return entry ? { uri, mimeType: "text/markdown", text: problemMarkdown(entry) } : null;
+}
+
+/** What the server tells a client about itself (initialize's and server/discover's). */
+function mcpInstructions() {
+  return `The Almanac plug-in developers' tool: write, check and publish a calendar plug-in. Folder and file arguments are paths, absolute or relative to ${process.cwd()}. Read ${RESOURCE_GUIDE} first (the plug-in contract), and ${RESOURCE_CATALOG}/<code> for any finding's rule and examples. Writing: init, then check (and preview) until it passes. Publishing: login gives the command a person approves in a terminal; then upload, status with wait, review with the review.json and attest, status with wait, submit; a reviewer decides (status shows it); publish, unpublish and relist only when the login allows publishing; retire is a person's. Each answer is the object the command's --json prints; a refusal is isError with error {code, message, fix, docs, next}: do what next says (it names the command line; each is the tool of the same name with the same arguments).`;
+}
+
+/** One MCP session over a pair of streams: `send` writes one message. */
+class McpServer {
+  constructor(send) {
+    this.send = send;
+    this.handshake = null; // the revision an initialize agreed, else null
+    this.inFlight = new Map(); // request id -> AbortController of its tool call
+  }
+
+  /** One line from the client. */
+  receive(line) {
+    if (!line.trim()) return;
+    let message;
+    try {
+      message = JSON.parse(line);
+    } catch {
+      return this.fail(null, RPC.parse, "Parse error: the line is not JSON");
+    }
+    if (Array.isArray(message)) return this.fail(null, RPC.invalidRequest, "Invalid Request: batches are not taken; send one message a line");
+    const id = isObject(message) && (typeof message.id === "string" || isInt(message.id)) ? message.id : null;
+    if (!isObject(message) || message.jsonrpc !== "2.0") return this.fail(id, RPC.invalidRequest, "Invalid Request: not a JSON-RPC 2.0 message");
+    if (typeof message.method !== "string") {
+      // A response: this server sends no requests, so there is nothing it answers.
+      if (has(message, "result") || has(message, "error")) return;
+      return this.fail(id, RPC.invalidRequest, "Invalid Request: a message with no method");
+    }
+    if (!has(message, "id")) return this.notification(message);
+    if (id === null) return this.fail(null, RPC.invalidRequest, "Invalid Request: an id is a string or an integer");
+    if (this.inFlight.has(id)) return this.fail(id, RPC.invalidRequest, `Invalid Request: request ${JSON.stringify(id)} is still in flight`);
+    if (message.params !== undefined && !isObject(message.params)) return this.fail(id, RPC.invalidParams, "Invalid params: params is an object");
+    this.request(id, message.method, message.params ?? {}).catch((e) => {
+      process.stderr.write(`almanac-plugin mcp: ${message.method}: ${e.stack || e.message}\n`);
+      this.fail(id, RPC.internal, `Internal error: ${e.message}`);
+    });
+  }
+
+  notification({ method, params }) {
+    if (method === "notifications/cancelled" && isObject(params)) {
+      const call = this.inFlight.get(params.requestId);
+      if (call) call.abort(new Error(`cancelled${params.reason ? `: ${params.reason}` : ""}`));
+    }
+    // notifications/initialized and any other notification: nothing to answer.
+  }
+
+  /** The revision a request is served at: {version, modern}, or an error to answer. */
+  eraOf(method, params) {
+    const meta = isObject(params._meta) ? params._meta : {};
+    const asked = meta[MCP_META.version];
+    if (method === "initialize" || (method === "ping" && asked === undefined)) return { version: this.handshake, modern: false };
+    if (asked !== undefined) {
+      if (MCP_MODERN.includes(asked)) {
+        if (!isObject(meta[MCP_META.capabilities])) return { error: [RPC.invalidParams, `Invalid params: _meta has no ${MCP_META.capabilities}`] };
+        return { version: asked, modern: true };
+      }
+      if (this.handshake === null || asked !== this.handshake) return { error: [RPC.unsupportedVersion, "Unsupported protocol version", { supported: [...MCP_MODERN, ...MCP_HANDSHAKE], requested: asked }] };
+    }
+    if (this.handshake === null) return { error: [RPC.invalidParams, `Invalid params: no ${MCP_META.version} in _meta, and no initialize before: name the revision in each request's _meta (${MCP_MODERN.join(", ")}), or send initialize first (${MCP_HANDSHAKE.join(", ")})`] };
+    return { version: this.handshake, modern: false };
+  }
+
+  async request(id, method, params) {
+    const era = this.eraOf(method, params);
+    if (era.error) return this.fail(id, ...era.error);
+    const answer = (result, cacheable = false) => this.reply(id, era.modern ? { resultType: "complete", ...result, ...(cacheable ? MCP_CACHE : {}), _meta: { [MCP_META.serverInfo]: MCP_SERVER } } : result);
+    const capabilities = { tools: {}, resources: {} };
+    if (params.cursor !== undefined && method.endsWith("/list")) return this.fail(id, RPC.invalidParams, "Invalid params: this server gives every item at once, so it issued no cursor");
+    switch (era.modern ? method : `legacy ${method}`) {
+      case "legacy initialize": {
+        const asked = params.protocolVersion;
+        this.handshake = MCP_HANDSHAKE.includes(asked) ? asked : MCP_HANDSHAKE[0];
+        process.stderr.write(`almanac-plugin mcp: initialize: revision ${this.handshake}${asked === this.handshake ? "" : ` (asked ${asked})`}\n`);
+        return answer({ protocolVersion: this.handshake, capabilities, serverInfo: MCP_SERVER, instructions: mcpInstructions() });
+      }
+      case "legacy ping":
+        return answer({});
+      case "server/discover":
+        return answer({ supportedVersions: [...MCP_MODERN, ...MCP_HANDSHAKE], capabilities, instructions: mcpInstructions() }, true);
+      case "tools/list":
+      case "legacy tools/list":
+        return answer({ tools: MCP_TOOLS.map((t) => toolListing(t, era.version)) }, true);
+      case "resources/list":
+      case "legacy resources/list":
+        return answer({ resources: mcpResources() }, true);
+      case "resources/templates/list":
+      case "legacy resources/templates/list":
+        return answer({ resourceTemplates: MCP_TEMPLATES }, true);
+      case "resources/read":
+      case "legacy resources/read": {
+        const contents = typeof params.uri === "string" ? readResource(params.uri) : null;
+        if (!contents) return this.fail(id, era.modern ? RPC.invalidParams : RPC.resourceNotFound, "Resource not found", { uri: params.uri ?? null });
+        return answer({ contents: [contents] }, true);
+      }
+      case "tools/call":
+      case "legacy tools/call":
+        return this.call(id, params, era, answer);
+      default:
+        return this.fail(id, RPC.methodNotFound, `Method not found: ${method}`);
+    }
+  }
+
+  /** tools/call: an unknown tool or arguments that are not an object are the protocol's
+   * errors; everything the tool says, refusals included, is its result. */
+  async call(id, params, era, answer) {
+    const t = typeof params.name === "string" ? MCP_TOOL.get(params.name) : null;
+    if (!t) return this.fail(id, RPC.invalidParams, `Unknown tool: ${params.name}`);
+    if (params.arguments !== undefined && !isObject(params.arguments)) return this.fail(id, RPC.invalidParams, "Invalid params: arguments is an object");
+    const controller = new AbortController();
+    this.inFlight.set(id, controller);
+    const started = Date.now();
+    let object;
+    try {
+      object = await callTool(t, params.arguments ?? {}, controller.signal);
+    } catch (e) {
+      if (!controller.signal.aborted) process.stderr.write(`almanac-plugin mcp: ${t.name}: ${e.stack || e.message}\n`);
+      object = { ok: false, error: { kind: "refused", code: "INTERNAL-ERROR", message: `${t.name} failed: ${e.message}`, fix: "A fault of the tool: run the same command in a terminal to see more, and tell the service operator.", docs: docsLink("INTERNAL-ERROR"), next: `${toolCommand()} ${argvOf(t, params.arguments ?? {}).map(shellWord).join(" ")}` } };
+    } finally {
+      this.inFlight.delete(id);
+    }
+    // A cancelled call is not answered: the client said it will not read the answer.
+    if (controller.signal.aborted) return process.stderr.write(`almanac-plugin mcp: ${t.name}: cancelled\n`);
+    process.stderr.write(`almanac-plugin mcp: ${t.name}: ${object.error ? `refused, ${object.error.code}` : "answered"} (${Date.now() - started} ms)\n`);
+    return answer(toolResult(object, era.version));
+  }
+
+  reply(id, result) {
+    this.send({ jsonrpc: "2.0", id, result });
+  }
+
+  fail(id, code, message, data) {
+    this.send({ jsonrpc: "2.0", id, error: data === undefined ? { code, message } : { code, message, data } });
+  }
+
+  /** The end of input: every call still running is cancelled, and ends. */
+  async close() {
+    const running = [...this.inFlight.values()];
+    for (const c of running) c.abort(new Error("the client closed the connection"));
+    while (this.inFlight.size) await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
+
+async function cmdMcp(args) {
+  if (args.positional.length) throw new UsageError("mcp takes no argument");
+  const { AsyncLocalStorage } = process.getBuiltinModule("node:async_hooks");
+  mcpCalls = new AsyncLocalStorage();
+  commandsFromAnywhere = true;
+  // Standard output carries protocol messages only: whatever else would be written there goes
+  // to standard error.
+  const stdout = process.stdout.write.bind(process.stdout);
+  process.stdout.write = (chunk, encoding, done) => process.stderr.write(chunk, encoding, done);
+  const server = new McpServer((message) => stdout(JSON.stringify(message) + "\n"));
+  process.stderr.write(`almanac-plugin mcp ${TOOL_VERSION}: serving ${process.cwd()} (revisions ${[...MCP_MODERN, ...MCP_HANDSHAKE].join(", ")})\n`);
+  let pending = "";
+  process.stdin.setEncoding("utf8");
+  for await (const chunk of process.stdin) {
+    pending += chunk;
+    let end;
+    while ((end = pending.indexOf("\n")) >= 0) {
+      server.receive(pending.slice(0, end).replace(/\r$/, ""));
+      pending = pending.slice(end + 1);
+    }
+  }
+  server.receive(pending);
+  await server.close();
+  return 0;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -4074,9 +4797,9 @@ export function updateRuleFindings(published, candidate, digest, publishedDigest
 const COMMANDS = {
   help: { run: cmdHelp, options: {}, usage: "help [<command>]", about: "Print usage for every command, or for one." },
   init: {
-    run: cmdInit, options: { kind: "value", timezone: "value" }, usage: "init <id> [--kind value|event|item] [--timezone <zone>]",
-    about: "Create a new folder <id> with plugin.json, fetch.mjs, fixtures/ (sources, records.jsonl, context.json at ALMANAC_PLUGIN_NOW or now, a failing run case), README.md, AGENTS.md and CLAUDE.md. It passes check as created.",
-    details: ["--kind       the first series' kind (default value)", "--timezone   IANA zone of the manifest (default the machine's)", "The name is made from the id; parts without a vowel and well-known acronyms (ecb, fed, imf, oecd, usd, uk, cpi, ...) stay in capitals: ecb-fx-rates -> \"ECB FX Rates\", my-value-plugin -> \"My Value Plugin\"."],
+    run: cmdInit, options: { kind: "value", timezone: "value", json: "flag" }, usage: "init <id> [--kind value|event|item] [--timezone <zone>] [--json]",
+    about: "Create a new folder <id> with plugin.json, fetch.mjs, fixtures/ (sources, records.jsonl, context.json at ALMANAC_PLUGIN_NOW or now, a failing run case), README.md, AGENTS.md and CLAUDE.md. It passes check as created. <id> may be a path ending in the id (init plugins/ecb-rates).",
+    details: ["--kind       the first series' kind (default value)", "--timezone   IANA zone of the manifest (default the machine's)", "--json       print one object {ok, id, folder, kind, timezone, files, next}", "The name is made from the id; parts without a vowel and well-known acronyms (ecb, fed, imf, oecd, usd, uk, cpi, ...) stay in capitals: ecb-fx-rates -> \"ECB FX Rates\", my-value-plugin -> \"My Value Plugin\"."],
   },
   check: {
     run: cmdCheck, options: { update: "flag", json: "flag", against: "value" }, usage: "check [<folder>] [--update] [--json] [--against <pack, folder or version id>]",
@@ -4087,11 +4810,16 @@ const COMMANDS = {
     run: cmdPreview, options: { days: "value", language: "value", run: "value", live: "flag", html: "value", json: "flag" },
     usage: "preview [<folder>] [--days <from>..<to>] [--language <code>] [--run <case> | --live] [--html <file> | --json]",
     about: "Draw the days as a reader sees them (events first, values in force, last-rate and status rows).",
-    details: ["--days       YYYY-MM-DD..YYYY-MM-DD, at most 62 days (default 3 days either side of the fixture's today)", "--language   the reader's language (default en)", "--run        preview fixtures/runs/<case> as a later run over the fixture records", "--live       download the real sources once and preview them", "--html       also write a self-contained page to <file>", "--json       run check first; print {summary, cache, findings, digest, today, language, status, days}"],
+    details: ["--days       YYYY-MM-DD..YYYY-MM-DD, at most 62 days (default 3 days either side of the fixture's today)", "--language   the reader's language (default en)", "--run        preview fixtures/runs/<case> as a later run over the fixture records", "--live       download the real sources once and preview them", "--html       also write a self-contained page to <file>", "--json       run check first; print {ok, summary, cache, findings, digest, today, language, status, days} (ok: check passes)"],
   },
-  probe: { run: cmdProbe, options: {}, usage: "probe [<folder>]", about: "Download each real source once (https, declared hosts, maxBytes, 5 redirects, 60 s), run the fetcher and check every record. Exit 1 when a source cannot be reached." },
-  pack: { run: cmdPack, options: { out: "value" }, usage: "pack [<folder>] [--out <file>]", about: "Check, then write the ZIP to upload (default <id>-<version>.zip beside the folder). Refuses and writes nothing when check fails.", details: ["--out        where to write the archive"] },
-  digest: { run: cmdDigest, options: { files: "flag" }, usage: "digest [<folder>] [--files]", about: "Print the digest of the plug-in code (sha256 over the covered files).", details: ["--files      list the covered files in reading order instead"] },
+  probe: { run: cmdProbe, options: { json: "flag" }, usage: "probe [<folder>] [--json]", about: "Download each real source once (https, declared hosts, maxBytes, 5 redirects, 60 s), run the fetcher and check every record. Exit 1 when a source cannot be reached (PLG-SOURCE-DOWNLOAD) or the fetcher fails on it.", details: ["--json       print one object {ok, today, records, series, findings}: records is how many the fetcher printed, series how many of each"] },
+  pack: { run: cmdPack, options: { out: "value", json: "flag" }, usage: "pack [<folder>] [--out <file>] [--json]", about: "Check, then write the ZIP to upload (default <id>-<version>.zip beside the folder). Refuses and writes nothing when check fails.", details: ["--out        where to write the archive", "--json       print one object {ok, file, files, bytes, digest, findings}; refused: {ok: false, error} with the findings"] },
+  digest: { run: cmdDigest, options: { files: "flag", json: "flag" }, usage: "digest [<folder>] [--files] [--json]", about: "Print the digest of the plug-in code (sha256 over the covered files).", details: ["--files      list the covered files in reading order instead", "--json       print one object {ok, digest, files, findings}"] },
+  mcp: {
+    run: cmdMcp, options: {}, usage: "mcp",
+    about: "Serve the commands to an agent as a Model Context Protocol server over standard input and output (revision 2026-07-28, and 2025-11-25 back to 2024-11-05 by initialize); logs on standard error. Tools init, check, preview, digest, pack, probe, upload, status, review, submit, publish, unpublish and relist answer with the object their --json prints (a refusal as an error result with code, message, fix, docs and next); login answers with the command a person approves, retire is refused. Resources: the problem catalog, each code's page and the plug-in contract (almanac://guide/agents).",
+    details: mcpHelp,
+  },
 };
 
 // The publishing commands ("Command line"): they speak to the server given to login.
@@ -4106,7 +4834,7 @@ const PUBLISHING_COMMANDS = {
   upload: {
     run: cmdUpload, options: json, usage: "upload [<folder>] [--json]",
     about: "Check and pack the folder (nothing is sent when check fails), upload it to your organization, and print the version, its status and the findings. The version is kept as the plug-in's last upload from this machine (plugins/<id>.json).",
-    details: ["--json       print one object {ok, upload}; upload has id, plugin_id, version, digest, state, checks, warnings, agent_name, ..."],
+    details: ["--json       print one object {ok, upload, next}; upload has id, plugin_id, version, digest, state, checks, warnings, agent_name, ..."],
   },
   status: {
     run: cmdStatus, options: { wait: "flag", timeout: "value", ...json }, usage: "status [<version>] [--wait [--timeout <seconds>]] [--json]",
@@ -4116,17 +4844,29 @@ const PUBLISHING_COMMANDS = {
   review: {
     run: cmdReview, options: { file: "value", attest: "flag", ...json }, usage: "review [<version>] --file <review.json> [--attest] [--json]",
     about: "Send the review information (review.json's object; it replaces the upload's review.json and its checks run again); --attest makes the five attestations in your organization's name, recorded with the agent's name. Refused while the version's checks are being made: wait for them with status --wait, then send it again.",
-    details: ["--file       the review.json to send (required)", "--attest     make the five attestations: " + ATTESTATIONS.join(", "), "--json       print one object {ok, upload, attestations}"],
+    details: ["--file       the review.json to send (required)", "--attest     make the five attestations: " + ATTESTATIONS.join(", "), "--json       print one object {ok, upload, attestations, next}"],
   },
-  submit: { run: cmdSubmit, options: json, usage: "submit [<version>] [--json]", about: "Submit a version for review; refused with each reason (checks, review information, attestations, agreement, domain, invitation) until its conditions hold.", details: ["--json       print one object {ok, upload, replaced}"] },
-  publish: { run: cmdPublish, options: json, usage: "publish [<version>] [--json]", about: "Publish an approved version; only an agent allowed to publish (else AGENT_MAY_NOT_PUBLISH).", details: ["--json       print one object {ok, upload}"] },
+  submit: { run: cmdSubmit, options: json, usage: "submit [<version>] [--json]", about: "Submit a version for review; refused with each reason (checks, review information, attestations, agreement, domain, invitation) until its conditions hold.", details: ["--json       print one object {ok, upload, replaced, next}"] },
+  publish: { run: cmdPublish, options: json, usage: "publish [<version>] [--json]", about: "Publish an approved version; only an agent allowed to publish (else AGENT_MAY_NOT_PUBLISH).", details: ["--json       print one object {ok, upload, next}"] },
   unpublish: { run: listingCommand("unpublish"), options: json, usage: "unpublish [<plug-in>] [--json]", about: "Take a plug-in out of the store (an id or a folder; default the current folder); current readers keep it. Repeated, nothing changes and it says it was already unpublished. Only an agent allowed to publish.", details: ["--json       print one object {ok, listing, changed}"] },
   relist: { run: listingCommand("relist"), options: json, usage: "relist [<plug-in>] [--json]", about: "List an unpublished plug-in again; refused for taken-down, shelved or retired plug-ins. Repeated, nothing changes and it says it was already listed. Only an agent allowed to publish.", details: ["--json       print one object {ok, listing, changed}"] },
-  retire: { run: cmdRetire, options: json, usage: "retire [<plug-in>] [--json]", about: "Always refused for an agent (AGENT_FORBIDDEN, exit 1): prints where a person retires the plug-in in the portal, typing its id.", details: ["--json       print one object {ok: false, error: {code, message, portal}}"] },
+  retire: { run: cmdRetire, options: json, usage: "retire [<plug-in>] [--json]", about: "Always refused for an agent (AGENT_FORBIDDEN, exit 1): prints where a person retires the plug-in in the portal, typing its id.", details: ["--json       print one object {ok: false, error: {kind, code, message, portal, fix, docs, next}}"] },
 };
 Object.assign(COMMANDS, PUBLISHING_COMMANDS);
 
-const PUBLISHING_EXITS = "Exit codes: 0 done; 1 not logged in, the service unreachable, or refused (its code and message on stderr, and what to do next when the tool knows; with --json the object on stdout says so too); 2 command not understood. status: 0 every check passed, 1 a check failed, 3 the checks are still being made.";
+const PUBLISHING_EXITS = "Exit codes: 0 done; 1 not logged in, the service unreachable, or refused (its code and message on stderr, then next: what to do; with --json the object on stdout, {ok: false, error: {kind, code, message, fix, docs, next}}); 2 command not understood. status: 0 every check passed, 1 a check failed, 3 the checks are still being made.";
+
+/** help mcp's lines: how a client starts this server (the MCP configuration clients read). */
+function mcpHelp() {
+  const config = { mcpServers: { almanac: { command: "node", args: [toolFile(), "mcp"] } } };
+  return [
+    "Register it with an MCP client (its configuration file, such as .mcp.json in a project):",
+    ...JSON.stringify(config, null, 2).split("\n").map((l) => `  ${l}`),
+    "The server works in the folder the client starts it in: folder and file arguments are relative to it.",
+    "Set env (ALMANAC_PLUGIN_HOME, ALMANAC_BASE_URL) in the same entry to give it another home or service.",
+    "A person still approves the login: run login in a terminal first (the login tool prints the command).",
+  ];
+}
 
 function cmdHelp(args) {
   const name = args.positional[0];
@@ -4134,10 +4874,11 @@ function cmdHelp(args) {
     const c = has(COMMANDS, name) ? COMMANDS[name] : null;
     if (!c) throw new UsageError(`no command "${name}"; the commands are ${Object.keys(COMMANDS).join(", ")}; try: node almanac-plugin.mjs help`);
     const exits = has(PUBLISHING_COMMANDS, name) ? `\n${PUBLISHING_EXITS}\n` : "";
-    process.stdout.write(`usage: node almanac-plugin.mjs ${c.usage}\n\n${c.about}\n${c.details ? "\n" + c.details.map((d) => `  ${d}`).join("\n") + "\n" : ""}${exits}`);
+    const details = typeof c.details === "function" ? c.details() : c.details;
+    args.out.text(`usage: node almanac-plugin.mjs ${c.usage}\n\n${c.about}\n${details ? "\n" + details.map((d) => `  ${d}`).join("\n") + "\n" : ""}${exits}`);
     return 0;
   }
-  process.stdout.write(`almanac-plugin.mjs ${TOOL_VERSION}: the Almanac plug-in developers' tool (Node 24, no dependencies)
+  args.out.text(`almanac-plugin.mjs ${TOOL_VERSION}: the Almanac plug-in developers' tool (Node 24, no dependencies)
 
 usage: node almanac-plugin.mjs <command> [options]
 
@@ -4190,32 +4931,36 @@ export function parseArgs(spec, argv) {
   return { positional, options };
 }
 
+/** Run command `name` with the words after it, its answer to `out`; resolves to the exit
+ * code. A refusal is said (Refusals): with --json, its object too, even when the words were
+ * not understood. */
+async function runCommand(name, words, out) {
+  const c = COMMANDS[name];
+  const args = { name, argv: [name, ...words], positional: [], options: {}, out };
+  try {
+    Object.assign(args, parseArgs(c.options, words));
+    if (args.positional.length > 1) throw new UsageError(`${name} takes at most one argument; usage: ${c.usage}`);
+    return await c.run(args);
+  } catch (e) {
+    if (!(e instanceof UsageError || e instanceof Failure)) throw e;
+    if (c.options.json && words.includes("--json")) args.options.json = true;
+    return refuse(e, args);
+  }
+}
+
 /** Run the tool with argv (without node and script); resolves to the exit code. */
 export async function main(argv) {
   const [name, ...rest] = argv;
-  try {
-    if (name === undefined || name === "--help" || name === "-h") return cmdHelp({ positional: [] });
-    if (name === "--version") {
-      process.stdout.write(`${TOOL_VERSION}\n`);
-      return 0;
-    }
-    const c = has(COMMANDS, name) ? COMMANDS[name] : null;
-    if (!c) throw new UsageError(`unknown command "${name}"; try: node almanac-plugin.mjs help`);
-    const args = parseArgs(c.options, rest);
-    const maxPositional = name === "init" || name === "help" ? 1 : 1;
-    if (args.positional.length > maxPositional) throw new UsageError(`${name} takes at most one argument; usage: ${c.usage}`);
-    return await c.run(args);
-  } catch (e) {
-    if (e instanceof UsageError) {
-      process.stderr.write(`almanac-plugin: ${e.message}\n`);
-      return 2;
-    }
-    if (e instanceof Failure) {
-      process.stderr.write(`almanac-plugin: ${e.message}\n`);
-      return 1;
-    }
-    throw e;
+  if (name === undefined || name === "--help" || name === "-h") return cmdHelp({ positional: [], out: terminal });
+  if (name === "--version") {
+    process.stdout.write(`${TOOL_VERSION}\n`);
+    return 0;
   }
+  if (!has(COMMANDS, name)) {
+    process.stderr.write(`almanac-plugin: unknown command "${name}"; try: node almanac-plugin.mjs help\n`);
+    return 2;
+  }
+  return runCommand(name, rest, terminal);
 }
 
 const invokedAsProgram = (() => {

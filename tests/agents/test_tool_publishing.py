@@ -283,7 +283,8 @@ def test_json_answers_of_login_upload_status_and_review(
     uploaded = tool.run("upload", str(folder), "--json")
     assert uploaded.code == 0, uploaded.stderr
     upload = uploaded.json()["upload"]
-    assert set(uploaded.json()) == {"ok", "upload"}
+    assert set(uploaded.json()) == {"ok", "upload", "next"}
+    assert uploaded.json()["next"].endswith(f"status {upload['id']} --wait")
     assert (upload["plugin_id"], upload["version"], upload["agent_name"]) == (UK, "1.0.0", "Claude")
     assert {"id", "digest", "state", "checks", "warnings", "checks_final"} <= set(upload)
     room_checks_done(bank.pub)
@@ -291,7 +292,7 @@ def test_json_answers_of_login_upload_status_and_review(
     assert status.code == 0 and status.json()["upload"]["checks_final"] is True
     review = tool.run("review", UK, "--file", str(folder / "review.json"), "--json")
     assert review.code == 0, review.stderr
-    assert set(review.json()) == {"ok", "upload", "attestations"}
+    assert set(review.json()) == {"ok", "upload", "attestations", "next"}
     assert review.json()["attestations"] is None
     refused = tool.run("submit", str(upload["id"]), "--json")
     assert refused.code == 1

@@ -55,6 +55,7 @@ ASSERTED_BY_NODE: dict[str, str] = {
     "PLG-RUN-READ-OUTSIDE": "tests/tool/cli.test.mjs",
     "PLG-RUN-NOT-DETERMINISTIC": "tests/tool/cli.test.mjs",
     "PLG-README-TEMPLATE": "tests/tool/cli.test.mjs",
+    "TOOL-SERVICE-UNREACHABLE": "tests/tool/publishing.test.mjs",
 }
 ASSERTION_IN_JS = re.compile(r"\bassert\b|\bexpect[A-Za-z]*\(|\bcodes\(")
 # A code as a whole JavaScript string or regular expression literal: "X", 'X', `X ...`, /X/.

@@ -87,6 +87,17 @@ test("init writes a generic template: no made-up unit, AGENTS.md and CLAUDE.md t
     for (const word of ["demo-value", "`rates`", "`calendar`", "`notices`", "`rate`", "`meetings`"]) assert.ok(!read("value", file).includes(word), `${file} names ${word}`);
   }
   assert.match(read("value", "AGENTS.md"), /`unit`/);
+  // Both tell an agent the tool is an MCP server too, and where its registration is.
+  for (const file of ["AGENTS.md", "CLAUDE.md"]) assert.match(read("value", file), /almanac-plugin\.mjs help mcp[\s\S]*/, file);
+  assert.match(read("value", "AGENTS.md"), /## The tool as an MCP server\n`node almanac-plugin\.mjs mcp`/);
+});
+
+test("help mcp prints the entry an MCP client's configuration takes: node, this file's whole path, mcp", () => {
+  const r = tool(["help", "mcp"], { cwd: tempDir() });
+  assert.equal(r.code, 0);
+  const json = r.stdout.slice(r.stdout.indexOf("  {"), r.stdout.lastIndexOf("  }") + 3);
+  assert.deepEqual(JSON.parse(json), { mcpServers: { almanac: { command: "node", args: [TOOL, "mcp"] } } });
+  assert.match(tool(["help"]).stdout, /^  mcp\n/m);
 });
 
 test("the template fetchers honour backfill: a first run prints what backfillFrom allows, a later run starts from the stored state", () => {
@@ -189,7 +200,7 @@ test("help, unknown commands and options", () => {
   assert.equal(tool(["check", made.value, "--colour"]).code, 2);
   assert.equal(tool(["pack", made.value, "--out"]).code, 2, "missing option value");
   assert.equal(tool(["check", made.value, "--json=yes"]).code, 2);
-  assert.equal(tool(["--version"]).stdout.trim(), "1.5.0");
+  assert.equal(tool(["--version"]).stdout.trim(), "1.6.0");
 });
 
 test("check names the field and the fix; --json carries code, fix and docs link", () => {
@@ -479,7 +490,7 @@ print(json.dumps({"names": names, "dates": sorted({i.date_time for i in z.infoli
   assert.equal(info.pack.id, "demo-event");
   assert.equal(info.pack.version, "0.1.0");
   assert.equal(info.pack.contract, 1);
-  assert.equal(info.pack.tool, "1.5.0");
+  assert.equal(info.pack.tool, "1.6.0");
   assert.deepEqual(info.pack.files.map((f) => `demo-event/${f.path}`), files);
 });
 

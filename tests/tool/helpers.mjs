@@ -45,3 +45,24 @@ export function editJson(file, change) {
 export function codes(stdoutJson) {
   return JSON.parse(stdoutJson).findings.map((f) => f.code);
 }
+
+/** A loopback stand-in for the portal's routes (status, submit), with a login of the tool's
+ * that names it: it answers what the test lines up (a proxy's 503 with Retry-After among them,
+ * which the real app never sends), and keeps when each request came. The real app's answers
+ * are tested by tests/agents/. */
+export async function standIn(answers) {
+  const http = await import("node:http");
+  const seen = [];
+  const server = http.createServer((req, res) => {
+    seen.push({ at: Date.now(), url: req.url, authorization: req.headers.authorization });
+    const next = answers.length > 1 ? answers.shift() : answers[0];
+    const headers = { "content-type": "application/json", ...(next.headers || {}) };
+    res.writeHead(next.status || 200, headers);
+    res.end(JSON.stringify(next.body ?? {}));
+  });
+  await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const url = `http://127.0.0.1:${server.address().port}`;
+  const home = tempDir();
+  fs.writeFileSync(path.join(home, "plugin-token.json"), JSON.stringify({ server: url, token: "almagent_test", organization_id: 1, agent_id: 1, agent_name: "Claude", may_publish: false }));
+  return { url, seen, env: { ALMANAC_PLUGIN_HOME: home }, close: () => new Promise((resolve) => server.close(resolve)) };
+}

@@ -6,7 +6,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { TOOL, tool, toolAsync, tempDir, copyPlugin, editJson } from "./helpers.mjs";
+import { TOOL, tool, toolAsync, tempDir, copyPlugin, editJson, standIn } from "./helpers.mjs";
 
 const { checkServer, readZip, retryAfterMs, updateRuleFindings } = await import(TOOL);
 const EXAMPLE = new URL("../../examples/uk-bank-holidays", import.meta.url).pathname;
@@ -84,26 +84,6 @@ test("updateRuleFindings: another plug-in, an equal version with the same code",
   assert.deepEqual(updateRuleFindings(m, m, "sha256:a", "sha256:a"), []);
   assert.deepEqual(updateRuleFindings({ ...m, id: "other" }, m, "sha256:a", "sha256:a").map((p) => p.code), ["PLG-INVALID"]);
 });
-
-// status against a loopback stand-in for the portal's upload route: it answers what the test
-// lines up (a proxy's 503 with Retry-After among them, which the real app never sends), and
-// keeps when each request came.
-async function standIn(answers) {
-  const http = await import("node:http");
-  const seen = [];
-  const server = http.createServer((req, res) => {
-    seen.push({ at: Date.now(), url: req.url, authorization: req.headers.authorization });
-    const next = answers.length > 1 ? answers.shift() : answers[0];
-    const headers = { "content-type": "application/json", ...(next.headers || {}) };
-    res.writeHead(next.status || 200, headers);
-    res.end(JSON.stringify(next.body ?? {}));
-  });
-  await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const url = `http://127.0.0.1:${server.address().port}`;
-  const home = tempDir();
-  fs.writeFileSync(path.join(home, "plugin-token.json"), JSON.stringify({ server: url, token: "almagent_test", organization_id: 1, agent_id: 1, agent_name: "Claude", may_publish: false }));
-  return { url, seen, env: { ALMANAC_PLUGIN_HOME: home }, close: () => new Promise((resolve) => server.close(resolve)) };
-}
 
 function upload(state, statuses) {
   const checks = statuses.map((status, i) => ({ name: `check${i}`, status, findings: status === "failed" ? [{ code: "PLG-CHECK-DEADLINE", severity: "error", message: "the check was still queued at its deadline", fix: "Re-run the checks.", docs: "http://127.0.0.1/docs/problems/PLG-CHECK-DEADLINE" }] : [] }));
@@ -197,4 +177,43 @@ test("an update warning is printed once, its path not twice", () => {
   const r = tool(["check", candidate, "--against", published]);
   const lines = r.stderr.split("\n").filter((l) => l.includes("PLG-UPDATE-SERIES-REMOVED") && !l.includes("docs:"));
   assert.deepEqual(lines, ["warning PLG-UPDATE-SERIES-REMOVED (plugin.json): series: the update removes series northern-ireland (its records are kept)"]);
+});
+
+test("every --json refusal carries its code, message, fix, docs link and next: the command that moves things on", async () => {
+  const env = { ALMANAC_PLUGIN_HOME: tempDir() };
+  const refusal = (r) => {
+    const { ok, error } = JSON.parse(r.stdout);
+    assert.equal(ok, false);
+    for (const key of ["kind", "code", "message", "fix", "docs", "next"]) assert.ok(typeof error[key] === "string" && error[key], `${key} in ${r.stdout}`);
+    return error;
+  };
+  // Not logged in: the login command, then the command again.
+  for (const words of [["upload", EXAMPLE], ["status"], ["review", "--file", path.join(EXAMPLE, "review.json")], ["submit", "7"], ["publish"], ["unpublish", "uk-bank-holidays"], ["relist", EXAMPLE], ["logout"]]) {
+    const error = refusal(tool([...words, "--json"], { env }));
+    assert.equal(error.code, "AUTH-REQUIRED", words[0]);
+    assert.match(error.next, new RegExp(`login --server .* then node .*almanac-plugin\\.mjs ${words[0]}`), words[0]);
+  }
+  // Not understood, even the option: exit 2, and the command's help next.
+  const usage = tool(["status", "--frobnicate", "--json"], { env });
+  assert.equal(usage.code, 2);
+  assert.deepEqual([refusal(usage).code, refusal(usage).next.replace(/^node \S+ /, "")], ["REQUEST-INVALID", "help status"]);
+  assert.match(refusal(tool(["check", "/no/such/folder", "--json"])).message, /not a folder/);
+  assert.equal(refusal(tool(["retire", "uk-bank-holidays", "--json"], { env })).code, "AGENT_FORBIDDEN");
+  // The service unreachable: the same command again, once it answers.
+  const closed = await standIn([PASSED]);
+  await closed.close();
+  const unreachable = refusal(await toolAsync(["status", "7", "--json"], { env: closed.env }));
+  assert.equal(unreachable.code, "TOOL-SERVICE-UNREACHABLE");
+  assert.match(unreachable.next, /status 7 --json, once http:\/\/127\.0\.0\.1:\d+ answers/);
+  // A refusal of the service: its docs link, and the tool's command for a finding it has one for.
+  const stand = await standIn([{ status: 409, body: { type: "", title: "The version may not be submitted yet", status: 409, detail: "not yet", code: "SUBMIT-REFUSED", findings: [{ code: "SUBMIT-ATTESTATION-MISSING", severity: "error", message: "may-publish-the-data is not attested" }, { code: "AGREEMENT-NOT-ACCEPTED", severity: "error", message: "the agreement is not accepted" }] } }]);
+  try {
+    const error = refusal(await toolAsync(["submit", "7", "--json"], { env: stand.env }));
+    assert.equal(error.code, "SUBMIT-REFUSED");
+    assert.equal(error.docs, `${stand.url}/docs/problems/SUBMIT-REFUSED`);
+    assert.match(error.next, /review 7 --file review\.json --attest/);
+    assert.equal(error.findings.length, 2);
+  } finally {
+    await stand.close();
+  }
 });
