@@ -25,7 +25,7 @@ from almanac.platform.contract.listing import CATEGORIES
 from almanac.platform.contract.names import pick_name
 from almanac.platform.contract.pack import read_pack
 from almanac.platform.errors import Invalid
-from almanac.platform.publishing.identity.domains import DomainStatus, current_domain
+from almanac.platform.publishing.identity.domains import PublisherDomain, publisher_domains
 from almanac.platform.publishing.models import PortalUpload
 from almanac.platform.publishing.publication.listings import ListingView, listing_view
 from almanac.platform.publishing.uploads.uploads import RECORDS_FILE
@@ -106,7 +106,7 @@ def _haystack(listing: Mapping[str, Any], readable: ReadablePlugin, domain: str 
 def _entry(
     listing: StoreListing,
     readable: ReadablePlugin,
-    domain: DomainStatus | None,
+    domain: PublisherDomain | None,
     language: str,
     installed: bool,
 ) -> StoreEntry:
@@ -153,12 +153,13 @@ def search_store(
     found = []
     pairs = _in_store(db, reader)
     shown = shown_of(db, reader, [readable for _, readable in pairs])
+    domains = publisher_domains(db, (listing.organization_id for listing, _ in pairs))
     for listing, readable in pairs:
         if listing.listing is None:
             continue  # `in_store_clause` leaves these out; one never breaks the store for all
         if category is not None and listing.category != category:
             continue
-        domain = current_domain(db, listing.organization_id)
+        domain = domains.get(listing.organization_id)
         haystack = _haystack(listing.listing, readable, None if domain is None else domain.domain)
         if any(word not in haystack for word in wanted):
             continue
@@ -238,10 +239,9 @@ def store_page(db: Session, reader: Account, plugin_id: str, language: str = "en
     upload = db.get(PortalUpload, listing.upload_id)
     assert upload is not None
     manifest = readable.manifest
+    domain = publisher_domains(db, [listing.organization_id]).get(listing.organization_id)
     return StorePage(
-        entry=_entry(
-            listing, readable, current_domain(db, listing.organization_id), language, seen.installed
-        ),
+        entry=_entry(listing, readable, domain, language, seen.installed),
         description=pick_name(doc.get("description"), language) or "",
         keywords=tuple(k for k in doc.get("keywords", []) if isinstance(k, str)),
         links=doc.get("links", {}),
