@@ -96,6 +96,19 @@ def shown_of(db: Session, account: Account, readable: Iterable[ReadablePlugin]) 
     return {pid: Shown(own.get(pid), offered.get(pid)) for pid in ids}
 
 
+def chosen_shown(db: Session, account: Account) -> set[str]:
+    """The plug-ins the account itself turned `shown` on for: of a public plug-in, whose
+    `shown` no organization default decides (`shown_of`), the ones it shows; one statement
+    however many plug-ins there are (the store marks the installed ones among thousands)."""
+    return set(
+        db.scalars(
+            select(choices.c.plugin_id).where(
+                choices.c.account_id == account.id, choices.c.shown.is_(True)
+            )
+        )
+    )
+
+
 def _upsert(db: Session, table: Table, values: dict[str, Any], keys: tuple[str, ...]) -> None:
     dialect = db.get_bind().dialect.name
     insert = postgresql.insert if dialect == "postgresql" else sqlite.insert

@@ -23,6 +23,7 @@ from sqlalchemy import (
     Integer,
     Select,
     String,
+    Subquery,
     and_,
     bindparam,
     exists,
@@ -184,6 +185,13 @@ def readable_plugin(db: Session, account: Account, plugin_id: str) -> ReadablePl
     if row is None:
         raise not_found(plugin_id)
     return _readable(row)
+
+
+def readable_by_anyone() -> Subquery:
+    """The plug-ins anyone may read (public, approved, not removed), as a subquery with the
+    columns of `_readable_query` (`id`, `version_id`, `manifest`, ...): for a statement that
+    joins them, such as the store's, which lists public plug-ins alone."""
+    return _readable_query("anyone").subquery("readable")
 
 
 def public_plugin(db: Session, plugin_id: str) -> ReadablePlugin:
