@@ -8,8 +8,8 @@ ahead, the default window):
 - kept: the same feed again without If-None-Match, answered from the drawn bytes kept by ETag
   (wrk, one connection);
 - 304: a calendar app's poll with the ETag it holds (wrk, four connections): goal at least
-  1,000 a second; beside it, in the same run, `GET /health` (no database) the same way: the
-  most a worker answers on this machine.
+  1,000 a second; beside it, in the same run, `GET /health` (one `SELECT 1`) the same way:
+  about the most a worker answers on this machine with a round trip to the database.
 Prints the API worker's resident memory after the warm-up and after the reads.
 
 Run: ALMANAC_TEST_DATABASE_URL=postgresql+psycopg://postgres@127.0.0.1:5432/postgres \
