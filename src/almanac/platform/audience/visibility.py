@@ -14,11 +14,12 @@ import functools
 import json
 import threading
 from collections import OrderedDict
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
 from sqlalchemy import (
+    BindParameter,
     ColumnElement,
     Integer,
     Select,
@@ -101,6 +102,7 @@ def not_found(plugin_id: str) -> NotFound:
 _ACCOUNT_ID = bindparam("reader_account_id", type_=Integer)
 _EMAIL_KEY = bindparam("reader_email_key", type_=String)
 _PLUGIN_ID = bindparam("readable_plugin_id", type_=String)
+_AMONG: BindParameter[list[str]] = bindparam("readable_among", expanding=True)
 Reader = Literal["verified", "unverified", "anyone"]
 
 
@@ -125,9 +127,10 @@ def _listed(reader: Reader) -> ColumnElement[bool]:
 
 
 @functools.cache
-def _readable_query(reader: Reader, one: bool = False) -> Select[Any]:
+def _readable_query(reader: Reader, one: bool = False, among: bool = False) -> Select[Any]:
     """The readable plug-ins of a `reader` (bound by `_bound`), by id; "anyone": the public
-    ones alone. `one`: only the plug-in bound as `readable_plugin_id`."""
+    ones alone. `one`: only the plug-in bound as `readable_plugin_id`; `among`: only those
+    bound as `readable_among`."""
     audience = versions.c.manifest["audience"].as_string()
     query = (
         select(
@@ -148,6 +151,8 @@ def _readable_query(reader: Reader, one: bool = False) -> Select[Any]:
         )
         .order_by(plugins.c.id)
     )
+    if among:
+        query = query.where(plugins.c.id.in_(_AMONG))
     return query.where(plugins.c.id == _PLUGIN_ID) if one else query
 
 
@@ -170,10 +175,18 @@ def _readable(row: Any) -> ReadablePlugin:
     )
 
 
-def visible_plugins(db: Session, account: Account) -> list[ReadablePlugin]:
-    """Every plug-in the account may read, by id."""
+def visible_plugins(
+    db: Session, account: Account, among: Collection[str] | None = None
+) -> list[ReadablePlugin]:
+    """Every plug-in the account may read, by id; of `among` alone when given (a store of
+    thousands of public plug-ins makes "every" thousands of manifests)."""
     reader, values = _bound(account)
-    return [_readable(row) for row in db.execute(_readable_query(reader), values)]
+    if among is None:
+        return [_readable(row) for row in db.execute(_readable_query(reader), values)]
+    if not among:
+        return []
+    values[_AMONG.key] = sorted(among)
+    return [_readable(row) for row in db.execute(_readable_query(reader, among=True), values)]
 
 
 def readable_plugin(db: Session, account: Account, plugin_id: str) -> ReadablePlugin:
