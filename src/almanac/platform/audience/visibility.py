@@ -29,6 +29,7 @@ from sqlalchemy import (
     bindparam,
     exists,
     false,
+    func,
     or_,
     select,
 )
@@ -131,7 +132,8 @@ def _readable_query(reader: Reader, one: bool = False, among: bool = False) -> S
     """The readable plug-ins of a `reader` (bound by `_bound`), by id; "anyone": the public
     ones alone. `one`: only the plug-in bound as `readable_plugin_id`; `among`: only those
     bound as `readable_among`."""
-    audience = versions.c.manifest["audience"].as_string()
+    # Versions stored before the column read it from the manifest.
+    audience = func.coalesce(versions.c.audience, versions.c.manifest["audience"].as_string())
     query = (
         select(
             plugins.c.id,
