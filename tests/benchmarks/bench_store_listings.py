@@ -8,7 +8,7 @@ verified directly and the locked-room checks are marked passed (`room_checks_don
 tested elsewhere, and a room run per listing would take hours at 10,000; the imports rule's
 Node judge is stood in by one that finds nothing (the example imports nothing). Ten listings an
 organization, each with a domain of its own. The API (one uvicorn worker) answers, wrk one
-connection:
+connection, once the planner has statistics (`ANALYZE`, as autovacuum keeps them):
 - the store (`GET /api/v1/store/plugins`, no words): every listing in it;
 - a search whose words match one listing (`?q=listing-<n>`);
 - one plug-in's store page (`GET /api/v1/store/plugins/uk-1`).
@@ -55,7 +55,15 @@ from almanac.platform.publishing.uploads import uploads
 from almanac.platform.store.engine import make_engine, upgrade_database
 from tests.api.test_host import UK, folder_files, zip_of
 from tests.benchmarks.bench_reader_records import reader_cookie
-from tests.benchmarks.sweep import api_server, arguments, emit, scratch_database, table, wrk
+from tests.benchmarks.sweep import (
+    analyze,
+    api_server,
+    arguments,
+    emit,
+    scratch_database,
+    table,
+    wrk,
+)
 
 GOAL_MS = 50.0
 PER_ORGANIZATION = 10
@@ -176,6 +184,7 @@ def main() -> None:
             while portal.published < size:
                 portal.publish_one()
             made = time.perf_counter() - start
+            analyze(url)
             cookie = reader_cookie(engine, [])
             with api_server(url) as api:
                 store = f"{api.base}/api/v1/store/plugins"
