@@ -72,9 +72,12 @@ def reader_plugins(ax: Axes, r: Result) -> None:
 
 
 def store_listings(ax: Axes, r: Result) -> None:
+    colors = {"store": "tab:blue", "search": "tab:orange", "page": "tab:green"}
     for key, label in (("store", "the store (all)"), ("search", "a search (1 found)"),
                        ("page", "a store page")):  # fmt: skip
-        _line(ax, r, "listings", f"{key}_p95_ms", f"{label} p95")
+        _line(ax, r, "listings", f"{key}_p95_ms", f"{label} p95", color=colors[key])
+        _line(ax, r, "listings", f"{key}_p50_ms", f"{label} p50", color=colors[key],
+              linestyle=":")  # fmt: skip
     _goal(ax, r["goal_ms"], f"goal at 10,000: under {r['goal_ms']:g} ms")
     ax.set_xscale("log")
     ax.set_yscale("log")
