@@ -83,3 +83,41 @@ def test_no_table_of_any_part_drifts_from_the_migrations(empty_url: str) -> None
     finally:
         engine.dispose()
     assert diff == []
+
+
+def test_versions_stored_before_the_audience_column_get_their_manifests_audience(
+    empty_url: str,
+) -> None:
+    """0017: the audience every visibility statement reads is taken from each stored manifest."""
+    from alembic import command
+    from sqlalchemy import text
+
+    command.upgrade(alembic_config(empty_url), "0016_attempt_limits")
+    engine = make_engine(empty_url)
+    try:
+        with engine.begin() as conn:
+            conn.execute(
+                text(
+                    "INSERT INTO plugins (id, state, ever_approved, retain_registered, retain,"
+                    " held, taken_down, shelved, registered_at) VALUES ('p', 'approved', true,"
+                    " 'yes', 'yes', false, false, false, '2026-12-01 00:00:00+00')"
+                )
+            )
+            for n, audience in enumerate(("public", "private")):
+                manifest = f'{{"id": "p", "name": {{"en": "P"}}, "audience": "{audience}"}}'
+                conn.execute(
+                    text(
+                        "INSERT INTO plugin_versions (plugin_id, version, digest, manifest,"
+                        " origin, origin_by, arrived_at) VALUES ('p', :v, :d, :m, 'folder',"
+                        " 'host', '2026-12-01 00:00:00+00')"
+                    ),
+                    {"v": f"1.0.{n}", "d": f"d{n}", "m": manifest},
+                )
+        upgrade_database(empty_url)
+        with engine.connect() as conn:
+            found = conn.execute(
+                text("SELECT version, audience FROM plugin_versions ORDER BY version")
+            ).all()
+    finally:
+        engine.dispose()
+    assert [tuple(r) for r in found] == [("1.0.0", "public"), ("1.0.1", "private")]

@@ -12,6 +12,7 @@ from almanac.platform.store.engine import write_transaction
 from almanac.platform.store.held import NothingHeld, decide_held
 from almanac.platform.store.plugins import plugin_status
 from almanac.platform.store.reading import held_details, last_runs, records_between
+from almanac.platform.store.write import compare_batch
 
 from .conftest import TODAY, Plug, event, series_of, value
 from .test_write import history, record_state_of, stored
@@ -196,3 +197,29 @@ def test_more_than_one_percent_of_a_window_of_100_is_held(engine: Engine) -> Non
     for _ in range(3):
         result = p.write(batch[1:])
     assert (result.counts.withdrawn, result.held) == (1, [])
+
+
+def test_the_comparison_hands_on_only_what_a_stage_must_see(snap: Plug) -> None:
+    """`compare_batch` (the write's and the record diff's): on PostgreSQL a record printed again
+    unchanged, plain and outside every window is left in the database; the window's records
+    (it counts them), the changed one and the new key come back. On SQLite every stored record
+    comes back."""
+    far = value(day(-40), 7, "snap")  # outside the window [today - 10d, today + 5d]
+    near = value(day(-1), 1, "snap")
+    changed = value(day(-30), 3, "snap")
+    snap.write([far, near, changed])
+    batch = [far, near, value(day(-30), 4, "snap"), value(day(-50), 5, "snap")]
+    checked = [{**r, "fields": dict(r["fields"])} for r in batch]
+    with snap.engine.begin() as conn:
+        compared = compare_batch(conn, snap.id, checked, snap.manifest, TODAY)  # type: ignore[arg-type]
+        returned = sorted(str(r[2]) for r in compared.stored)
+        printed = list(compared.printed)
+    assert len(printed) == 4
+    if snap.engine.dialect.name == "postgresql":
+        assert returned == sorted([day(-1), day(-30)])
+        assert compared.new_keys == {("snap", TODAY - timedelta(days=50), "")}
+    else:
+        assert returned == sorted([day(-40), day(-1), day(-30)])
+        assert compared.new_keys is None
+    counts = snap.write(batch).counts
+    assert (counts.new, counts.revised, counts.unchanged) == (1, 1, 2)

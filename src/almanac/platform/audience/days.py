@@ -33,7 +33,7 @@ from sqlalchemy import Connection, Row
 from sqlalchemy.orm import Session
 
 from almanac.platform.accounts.models import Account
-from almanac.platform.audience.preferences import shown_of
+from almanac.platform.audience.preferences import may_show, shown_of
 from almanac.platform.audience.visibility import (
     ReadablePlugin,
     checked_manifest,
@@ -111,7 +111,7 @@ def compact_json(value: Any) -> bytes:
 
 def shown_plugins(db: Session, account: Account) -> list[ReadablePlugin]:
     """The plug-ins the account reads and shows (rule 1), by id: the ones its days draw."""
-    readable = visible_plugins(db, account)
+    readable = visible_plugins(db, account, among=may_show(db, account))
     shown = shown_of(db, account, readable)
     return [p for p in readable if shown[p.id].shown]
 

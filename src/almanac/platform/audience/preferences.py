@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import BindParameter, Integer, Table, bindparam, delete, select
+from sqlalchemy import BindParameter, Integer, Table, bindparam, delete, select, union
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session
 
@@ -94,6 +94,37 @@ def shown_of(db: Session, account: Account, readable: Iterable[ReadablePlugin]) 
         for plugin_id, shown in rows:
             offered[plugin_id] = offered.get(plugin_id, False) or bool(shown)
     return {pid: Shown(own.get(pid), offered.get(pid)) for pid in ids}
+
+
+_MAY_SHOW = union(
+    select(choices.c.plugin_id).where(
+        choices.c.account_id == _ACCOUNT_ID, choices.c.shown.is_(True)
+    ),
+    select(defaults.c.plugin_id)
+    .join(memberships, memberships.c.organization_id == defaults.c.organization_id)
+    .where(defaults.c.shown.is_(True), in_audience_as_member(_ACCOUNT_ID)),
+)
+
+
+def may_show(db: Session, account: Account) -> set[str]:
+    """The plug-ins whose `shown` can be true for the account (`shown_of` decides): those it
+    turned on itself and those an organization it is an active member of shows by default.
+    It shows no other: a reader's days and feeds read these alone, however many plug-ins
+    there are to read (issue 33)."""
+    return set(db.scalars(_MAY_SHOW, {_ACCOUNT_ID.key: account.id}))
+
+
+def chosen_shown(db: Session, account: Account) -> set[str]:
+    """The plug-ins the account itself turned `shown` on for: of a public plug-in, whose
+    `shown` no organization default decides (`shown_of`), the ones it shows; one statement
+    however many plug-ins there are (the store marks the installed ones among thousands)."""
+    return set(
+        db.scalars(
+            select(choices.c.plugin_id).where(
+                choices.c.account_id == account.id, choices.c.shown.is_(True)
+            )
+        )
+    )
 
 
 def _upsert(db: Session, table: Table, values: dict[str, Any], keys: tuple[str, ...]) -> None:

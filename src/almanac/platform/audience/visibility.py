@@ -14,19 +14,22 @@ import functools
 import json
 import threading
 from collections import OrderedDict
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
 from sqlalchemy import (
+    BindParameter,
     ColumnElement,
     Integer,
     Select,
     String,
+    Subquery,
     and_,
     bindparam,
     exists,
     false,
+    func,
     or_,
     select,
 )
@@ -100,6 +103,7 @@ def not_found(plugin_id: str) -> NotFound:
 _ACCOUNT_ID = bindparam("reader_account_id", type_=Integer)
 _EMAIL_KEY = bindparam("reader_email_key", type_=String)
 _PLUGIN_ID = bindparam("readable_plugin_id", type_=String)
+_AMONG: BindParameter[list[str]] = bindparam("readable_among", expanding=True)
 Reader = Literal["verified", "unverified", "anyone"]
 
 
@@ -124,10 +128,12 @@ def _listed(reader: Reader) -> ColumnElement[bool]:
 
 
 @functools.cache
-def _readable_query(reader: Reader, one: bool = False) -> Select[Any]:
+def _readable_query(reader: Reader, one: bool = False, among: bool = False) -> Select[Any]:
     """The readable plug-ins of a `reader` (bound by `_bound`), by id; "anyone": the public
-    ones alone. `one`: only the plug-in bound as `readable_plugin_id`."""
-    audience = versions.c.manifest["audience"].as_string()
+    ones alone. `one`: only the plug-in bound as `readable_plugin_id`; `among`: only those
+    bound as `readable_among`."""
+    # Versions stored before the column read it from the manifest.
+    audience = func.coalesce(versions.c.audience, versions.c.manifest["audience"].as_string())
     query = (
         select(
             plugins.c.id,
@@ -147,6 +153,8 @@ def _readable_query(reader: Reader, one: bool = False) -> Select[Any]:
         )
         .order_by(plugins.c.id)
     )
+    if among:
+        query = query.where(plugins.c.id.in_(_AMONG))
     return query.where(plugins.c.id == _PLUGIN_ID) if one else query
 
 
@@ -169,10 +177,18 @@ def _readable(row: Any) -> ReadablePlugin:
     )
 
 
-def visible_plugins(db: Session, account: Account) -> list[ReadablePlugin]:
-    """Every plug-in the account may read, by id."""
+def visible_plugins(
+    db: Session, account: Account, among: Collection[str] | None = None
+) -> list[ReadablePlugin]:
+    """Every plug-in the account may read, by id; of `among` alone when given (a store of
+    thousands of public plug-ins makes "every" thousands of manifests)."""
     reader, values = _bound(account)
-    return [_readable(row) for row in db.execute(_readable_query(reader), values)]
+    if among is None:
+        return [_readable(row) for row in db.execute(_readable_query(reader), values)]
+    if not among:
+        return []
+    values[_AMONG.key] = sorted(among)
+    return [_readable(row) for row in db.execute(_readable_query(reader, among=True), values)]
 
 
 def readable_plugin(db: Session, account: Account, plugin_id: str) -> ReadablePlugin:
@@ -184,6 +200,13 @@ def readable_plugin(db: Session, account: Account, plugin_id: str) -> ReadablePl
     if row is None:
         raise not_found(plugin_id)
     return _readable(row)
+
+
+def readable_by_anyone() -> Subquery:
+    """The plug-ins anyone may read (public, approved, not removed), as a subquery with the
+    columns of `_readable_query` (`id`, `version_id`, `manifest`, ...): for a statement that
+    joins them, such as the store's, which lists public plug-ins alone."""
+    return _readable_query("anyone").subquery("readable")
 
 
 def public_plugin(db: Session, plugin_id: str) -> ReadablePlugin:

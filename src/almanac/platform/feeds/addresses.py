@@ -76,10 +76,13 @@ def revoke_feed(db: Session, account: Account, now: datetime) -> bool:
 def feed_account(db: Session, secret: str) -> Account:
     """The account whose feed address carries `secret`; NOT-FOUND for an unknown or revoked
     one, with the same words."""
-    row = db.scalar(select(ReaderFeed).where(ReaderFeed.secret_hash == secret_hash(secret)))
-    if row is None or row.revoked_at is not None:
-        raise NotFound(NO_FEED)
-    account = db.get(Account, row.account_id)
+    # One statement for the address and its account: a calendar app's poll answered 304 does
+    # little else, and each round trip to the database was a fifth of it (issue 33).
+    account = db.scalar(
+        select(Account)
+        .join(ReaderFeed, ReaderFeed.account_id == Account.id)
+        .where(ReaderFeed.secret_hash == secret_hash(secret), ReaderFeed.revoked_at.is_(None))
+    )
     if account is None:
         raise NotFound(NO_FEED)
     return account

@@ -80,6 +80,9 @@ class PluginVersion(Base):
     version: Mapped[str] = mapped_column(String(64))
     digest: Mapped[str] = mapped_column(String(128))
     manifest: Mapped[dict[str, Any]] = mapped_column(JSON)
+    # The manifest's audience, read by every visibility statement: reading it out of the
+    # manifest parses each version's whole JSON text (issue 33).
+    audience: Mapped[str | None] = mapped_column(String(16))
     origin: Mapped[str] = mapped_column(String(16))
     origin_by: Mapped[str] = mapped_column(String(320))
     arrived_at: Mapped[datetime] = mapped_column(UTCDateTime)

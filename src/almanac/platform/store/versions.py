@@ -106,6 +106,7 @@ def register_version(
                 version=manifest["version"],
                 digest=digest,
                 manifest=dict(manifest),
+                audience=manifest.get("audience"),
                 origin=origin,
                 origin_by=by,
                 arrived_at=now,

@@ -1,17 +1,20 @@
 """The write: one run, one transaction ("The write", "Stored-record behaviour", "Stored record in
 a snapshot window", "Event record", Held, DECISIONS 8 for backfill runs).
 
-The stored records of the plug-in are read with one SELECT (skipped on a first run: there are
-none) and compared with the batch in one pass keyed by record key; only what changed is written,
-with bulk statements (COPY on PostgreSQL, executemany on SQLite). On PostgreSQL the Python work
-overlaps the server's: the batch's keys and contents are made while the stored records are read,
-and the new records stream into the table while the rest of the batch is compared.
+The batch is compared with the plug-in's stored records by record key (`compare_batch`, which
+the record diff of an update shares); only what changed is written, with bulk statements (COPY
+on PostgreSQL, executemany on SQLite). On SQLite the stored records are read with one SELECT
+and compared in one pass. On PostgreSQL the comparison is the server's: the batch's keys and
+contents stream into a temporary table as they are made, and one join returns only the stored
+records that are not printed again unchanged (with those a snapshot window counts) and the keys
+of the new ones; a rerun of an unchanged batch reads back nothing. The new records stream into
+the table while the rest of the batch is classified. A first run (nothing stored) compares
+nothing.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import date, datetime
@@ -376,21 +379,107 @@ def _printed(batch: Iterable[Mapping[str, Any]], manifest: Manifest) -> Iterator
         yield series_key, day, discriminator, record["kind"], content_text(record)
 
 
-def _stored_and_printed(
-    conn: Connection, plugin_id: str, batch: Sequence[Mapping[str, Any]], manifest: Manifest
-) -> tuple[Sequence[StoredRecord], Iterable[Printed]]:
-    """The plug-in's stored records and the batch's `Printed` records. On a first run (nothing
-    stored) every printed record is new, so they are left to be made as they are written;
-    otherwise they are made while the stored ones are read (on PostgreSQL the read waits for
-    the server in a second thread meanwhile, the connection being the thread's alone)."""
+Key = tuple[str, date, str]
+"""A record key as the write compares it: series, date, discriminator."""
+
+
+@dataclass(frozen=True, slots=True)
+class Comparison:
+    """A batch set beside the plug-in's stored records: the printed records, the stored records
+    the run's stages must see, and, when the comparison was the database's, the keys of the
+    printed records that are new (`new_keys`): a printed record neither among `stored` nor
+    new is stored with the same content, plain (not withdrawn, moved or missed), outside any
+    snapshot window, so unchanged. `new_keys` None: `stored` holds every stored record."""
+
+    printed: Iterable[Printed]
+    stored: Sequence[StoredRecord]
+    new_keys: set[Key] | None = None
+
+
+# The stored records a run's stages must see: all but those the batch prints again with the same
+# content and a plain state outside every snapshot window (a window counts its records), and, as
+# rows with only the batch's key, the printed records nothing is stored under.
+_COMPARE = """
+SELECT b.series, b.date, b.discriminator, r.id, r.series, r.date, r.discriminator, r.kind,
+       r.content, r.misses, r.withdrawn, r.moved_to
+FROM run_printed b
+FULL JOIN (SELECT id, series, date, discriminator, kind, content, misses, withdrawn, moved_to
+           FROM records WHERE plugin_id = %(plugin_id)s) r
+  ON r.date = b.date AND r.series = b.series AND r.discriminator = b.discriminator
+WHERE r.id IS NULL OR b.series IS NULL OR r.content <> b.content OR r.withdrawn
+   OR r.moved_to IS NOT NULL OR r.misses <> 0
+"""
+_IN_A_WINDOW = """
+   OR EXISTS (
+     SELECT 1 FROM unnest(%(w_series)s::text[], %(w_first)s::date[], %(w_last)s::date[])
+       AS w(series, first_day, last_day)
+     WHERE w.series = r.series AND r.date BETWEEN w.first_day AND w.last_day)
+"""
+_COMPARE_MEMORY = "64MB"
+"""The join's memory (`work_mem`, for this statement alone): at PostgreSQL's default of 4 MB the
+hash of 250,000 stored records spills to disk in 8 batches."""
+
+
+def compare_batch(
+    conn: Connection,
+    plugin_id: str,
+    batch: Iterable[Mapping[str, Any]],
+    manifest: Manifest,
+    today: date,
+) -> Comparison:
+    """The batch (already checked by the contract) beside the plug-in's stored records, for
+    `_classify`, `_mark_moves` and `_count_misses` (the write's and the record diff's stages).
+    Nothing stored (a first run): every printed record is new, made as it is used."""
+    printed = _printed(batch, manifest)
     if not _has_stored(conn, plugin_id):
-        return (), _printed(batch, manifest)
+        return Comparison(printed, ())
     if conn.dialect.name != "postgresql":
-        return _stored_records(conn, plugin_id), list(_printed(batch, manifest))
-    with ThreadPoolExecutor(max_workers=1) as reader:
-        stored = reader.submit(_stored_records, conn, plugin_id)
-        printed = list(_printed(batch, manifest))
-        return stored.result(), printed
+        return Comparison(list(printed), _stored_records(conn, plugin_id))
+    return _compared_in_database(conn, plugin_id, printed, manifest, today)
+
+
+def _compared_in_database(
+    conn: Connection, plugin_id: str, printed: Iterable[Printed], manifest: Manifest, today: date
+) -> Comparison:
+    """`compare_batch` on PostgreSQL: the printed records stream into a temporary table (binary
+    COPY, while the next are made), then one join (`_COMPARE`)."""
+    kept: list[Printed] = []
+    windows = [(s.key, *snapshot_range(today, s.snapshot)) for s in manifest.series if s.snapshot]
+    with _driver(conn).cursor() as cursor:
+        cursor.execute(
+            "CREATE TEMPORARY TABLE IF NOT EXISTS run_printed (series text, date date,"
+            " discriminator text, content text) ON COMMIT DROP"
+        )
+        cursor.execute("TRUNCATE run_printed")
+        statement = (
+            "COPY run_printed (series, date, discriminator, content) FROM STDIN (FORMAT BINARY)"
+        )
+        with cursor.copy(statement) as copy:
+            copy.set_types(["text", "date", "text", "text"])
+            add, write = kept.append, copy.write_row
+            for record in printed:
+                add(record)
+                write((record[0], record[1], record[2], record[4]))
+        cursor.execute(f"SET LOCAL work_mem = '{_COMPARE_MEMORY}'")
+        cursor.execute(
+            _COMPARE + _IN_A_WINDOW if windows else _COMPARE,
+            {
+                "plugin_id": plugin_id,
+                "w_series": [w[0] for w in windows],
+                "w_first": [w[1] for w in windows],
+                "w_last": [w[2] for w in windows],
+            },
+        )
+        found = cursor.fetchall()
+        cursor.execute("SET LOCAL work_mem TO DEFAULT")
+    stored: list[StoredRecord] = []
+    new_keys: set[Key] = set()
+    for row in found:
+        if row[3] is None:
+            new_keys.add((row[0], row[1], row[2]))
+        else:
+            stored.append(cast("StoredRecord", row[3:]))
+    return Comparison(kept, stored, new_keys)
 
 
 def _push_revisions(conn: Connection, record_ids: Sequence[int], now: datetime) -> None:
@@ -463,11 +552,12 @@ def write_run(
         step("locked")
         run_id = _insert_run(conn, plugin_id, version_id, digest, run, "success", None)
         step("run")
-        stored, printed = _stored_and_printed(conn, plugin_id, batch, manifest)
+        compared = compare_batch(conn, plugin_id, batch, manifest, run.today)
+        stored = compared.stored
         step("read")
         changes = RunChanges(plugin_id, WrittenBy(run_id, version_id, digest, run.now))
         with _inserting(conn, records, _NEW) as add_new:
-            _classify(changes, printed, stored, manifest, past_day=past_day, add_new=add_new)
+            _classify(changes, compared, manifest, past_day=past_day, add_new=add_new)
         step("inserted")
         # DECISIONS 8: a backfill reads the sources as they were on a past day, so what it
         # leaves out says nothing of today: it marks no move, counts no miss, withdraws nothing.
@@ -488,8 +578,7 @@ def write_run(
 
 def _classify(
     changes: RunChanges,
-    printed: Iterable[Printed],
-    stored: Sequence[StoredRecord],
+    compared: Comparison,
     manifest: Manifest,
     *,
     past_day: bool,
@@ -498,8 +587,10 @@ def _classify(
     """ "Stored-record behaviour": each printed record is new, unchanged, revised, or returns
     when it had been withdrawn or moved; printing a record starts its miss count over ("Stored
     record in a snapshot window"), except on a backfill (DECISIONS 8). Each new record goes to
-    `add_new` as soon as it is found (by default to `changes.new_records`)."""
-    by_key = {(r[_SERIES], r[_DATE], r[_DISC]): r for r in stored}
+    `add_new` as soon as it is found (by default to `changes.new_records`). A printed record
+    the database found unchanged (`Comparison.new_keys`) is counted and nothing more."""
+    by_key = {(r[_SERIES], r[_DATE], r[_DISC]): r for r in compared.stored}
+    new_keys = compared.new_keys
     windowed = {s.key for s in manifest.series if s.snapshot}
     # Plain locals for the loop below: it runs once per printed record, hundreds of thousands.
     by = changes.by
@@ -512,11 +603,15 @@ def _classify(
     printed_ids = changes.printed
     printed_events = changes.printed_events
     misses = changes.misses
-    for series_key, day, discriminator, kind, content in printed:
+    for series_key, day, discriminator, kind, content in compared.printed:
         if kind == "event":
             printed_events[(series_key, discriminator)] = day
-        old = by_key.get((series_key, day, discriminator))
+        key = (series_key, day, discriminator)
+        old = by_key.get(key)
         if old is None:
+            if new_keys is not None and key not in new_keys:
+                unchanged += 1
+                continue
             add((plugin_id, series_key, day, discriminator, kind, content, *fresh))
             new += 1
             if series_key in windowed:

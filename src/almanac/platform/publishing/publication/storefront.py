@@ -5,27 +5,27 @@ plug-ins found by words and category, each plug-in's page, and installing (the r
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime
 from typing import Any
 
-from sqlalchemy import func, select
+from sqlalchemy import Row, Select, func, select
 from sqlalchemy.orm import Session
 
 from almanac.platform.accounts.models import Account
-from almanac.platform.audience.preferences import set_shown, shown_key, shown_of
+from almanac.platform.audience.preferences import chosen_shown, set_shown, shown_key, shown_of
 from almanac.platform.audience.visibility import (
     ReadablePlugin,
     not_found,
+    readable_by_anyone,
     readable_plugin,
-    visible_plugins,
 )
 from almanac.platform.contract.listing import CATEGORIES
 from almanac.platform.contract.names import pick_name
 from almanac.platform.contract.pack import read_pack
 from almanac.platform.errors import Invalid
-from almanac.platform.publishing.identity.domains import DomainStatus, current_domain
+from almanac.platform.publishing.identity.domains import PublisherDomain, publisher_domains
 from almanac.platform.publishing.models import PortalUpload
 from almanac.platform.publishing.publication.listings import ListingView, listing_view
 from almanac.platform.publishing.uploads.uploads import RECORDS_FILE
@@ -33,7 +33,7 @@ from almanac.platform.reader.render import Day, render_days
 from almanac.platform.reader.words import schedule_words
 from almanac.platform.store.installable import in_store_clause
 from almanac.platform.store.models import StoreListing
-from almanac.platform.store.tables import plugins, runs
+from almanac.platform.store.tables import plugins, runs, versions
 
 CONTEXT_FILE = "fixtures/context.json"
 
@@ -95,9 +95,10 @@ def _names(value: Any) -> list[str]:
     return [v for v in value.values() if isinstance(v, str)] if isinstance(value, dict) else []
 
 
-def _haystack(listing: Mapping[str, Any], readable: ReadablePlugin, domain: str | None) -> str:
-    parts = [readable.id, domain or "", str(listing.get("category", ""))]
-    parts += _names(readable.names)
+def _haystack(listing: Mapping[str, Any], plugin_id: str, names: Any) -> str:
+    """The words a search finds a listing by, but its publisher's domain (it may change)."""
+    parts = [plugin_id, str(listing.get("category", ""))]
+    parts += _names(names)
     parts += _names(listing.get("tagline")) + _names(listing.get("description"))
     parts += [k for k in listing.get("keywords", []) if isinstance(k, str)]
     return " ".join(parts).casefold()
@@ -106,7 +107,7 @@ def _haystack(listing: Mapping[str, Any], readable: ReadablePlugin, domain: str 
 def _entry(
     listing: StoreListing,
     readable: ReadablePlugin,
-    domain: DomainStatus | None,
+    domain: PublisherDomain | None,
     language: str,
     installed: bool,
 ) -> StoreEntry:
@@ -124,16 +125,75 @@ def _entry(
     )
 
 
-def _in_store(db: Session, reader: Account) -> list[tuple[StoreListing, ReadablePlugin]]:
-    """The listings in the store (one statement: `in_store_clause`) the reader may read, by id."""
-    readable = {p.id: p for p in visible_plugins(db, reader) if p.audience == "public"}
-    rows = db.scalars(
-        select(StoreListing)
+@dataclass(frozen=True, slots=True)
+class _Listed:
+    """What the store shows and searches of one published listing: its published version's
+    names, the tagline, the category and the words it is found by (`_haystack`)."""
+
+    names: Any
+    tagline: Any
+    category: str
+    haystack: str
+
+
+_LISTED: dict[tuple[str, int, int], _Listed] = {}
+"""By plug-in, published upload and approved version (each never changes): decoding thousands
+of listings and manifests on every search cost more than everything else it does (issue 33)."""
+_LISTED_MOST = 50_000
+
+
+def _in_store() -> Select[Any]:
+    """The listings in the store (`in_store_clause`) of plug-ins anyone may read, by id."""
+    readable = readable_by_anyone()
+    return (
+        select(
+            StoreListing.plugin_id,
+            StoreListing.organization_id,
+            StoreListing.upload_id,
+            StoreListing.icon.is_not(None).label("has_icon"),
+            readable.c.version_id,
+        )
+        .join(readable, readable.c.id == StoreListing.plugin_id)
         .join(plugins, plugins.c.id == StoreListing.plugin_id)
-        .where(StoreListing.plugin_id.in_(list(readable)), in_store_clause())
+        .where(in_store_clause())
         .order_by(StoreListing.plugin_id)
     )
-    return [(row, readable[row.plugin_id]) for row in rows]
+
+
+def _listed(db: Session, rows: Sequence[Row[Any]]) -> dict[str, _Listed]:
+    """`_Listed` of each row's plug-in, read (one statement) only for those not kept yet."""
+    keys = {row.plugin_id: (row.plugin_id, row.upload_id, row.version_id) for row in rows}
+    missing = [plugin_id for plugin_id, key in keys.items() if key not in _LISTED]
+    if missing:
+        if len(_LISTED) + len(missing) > _LISTED_MOST:
+            _LISTED.clear()
+        for found in _listing_rows(db, [keys[m] for m in missing]):
+            doc = found.listing or {}
+            _LISTED[keys[found.plugin_id]] = _Listed(
+                names=found.names or {},
+                tagline=doc.get("tagline"),
+                category=str(doc.get("category", "")),
+                haystack=_haystack(doc, found.plugin_id, found.names or {}),
+            )
+    return {plugin_id: _LISTED[key] for plugin_id, key in keys.items()}
+
+
+def _listing_rows(db: Session, keys: Sequence[tuple[str, int, int]]) -> Sequence[Row[Any]]:
+    """The listing documents and approved versions' names of these plug-ins, one statement
+    (a row whose version moved on since `keys` was read is left out)."""
+    versions_of = {plugin_id: version_id for plugin_id, _, version_id in keys}
+    rows = db.execute(
+        select(
+            StoreListing.plugin_id,
+            StoreListing.listing,
+            versions.c.id.label("version_id"),
+            versions.c.manifest["name"].label("names"),
+        )
+        .join(plugins, plugins.c.id == StoreListing.plugin_id)
+        .join(versions, versions.c.id == plugins.c.approved_version_id)
+        .where(StoreListing.plugin_id.in_(list(versions_of)))
+    ).all()
+    return [row for row in rows if versions_of[row.plugin_id] == row.version_id]
 
 
 def search_store(
@@ -150,19 +210,35 @@ def search_store(
     `category` one of the store's categories (else REQUEST-INVALID)."""
     _check_category(category)
     wanted = _words(words or "")
+    query = _in_store()
+    if category is not None:
+        query = query.where(StoreListing.category == category)
+    rows = db.execute(query).all()
+    listed = _listed(db, rows)
+    domains = publisher_domains(db, (row.organization_id for row in rows))
+    installed = chosen_shown(db, reader)
     found = []
-    pairs = _in_store(db, reader)
-    shown = shown_of(db, reader, [readable for _, readable in pairs])
-    for listing, readable in pairs:
-        if listing.listing is None:
-            continue  # `in_store_clause` leaves these out; one never breaks the store for all
-        if category is not None and listing.category != category:
+    for row in rows:
+        shown = listed.get(row.plugin_id)
+        if shown is None:
+            continue  # approved anew between the two statements: the next search shows it
+        domain = domains.get(row.organization_id)
+        where = domain.domain.casefold() if domain is not None else ""
+        if any(word not in shown.haystack and word not in where for word in wanted):
             continue
-        domain = current_domain(db, listing.organization_id)
-        haystack = _haystack(listing.listing, readable, None if domain is None else domain.domain)
-        if any(word not in haystack for word in wanted):
-            continue
-        found.append(_entry(listing, readable, domain, language, shown[readable.id].shown))
+        name = pick_name(shown.names, language)
+        found.append(
+            StoreEntry(
+                plugin_id=row.plugin_id,
+                name=row.plugin_id if name is None else name,
+                tagline=pick_name(shown.tagline, language) or "",
+                category=shown.category,
+                publisher_domain=None if domain is None else domain.domain,
+                verified=domain is not None and domain.verified,
+                has_icon=bool(row.has_icon),
+                installed=row.plugin_id in installed,
+            )
+        )
     return found
 
 
@@ -238,10 +314,9 @@ def store_page(db: Session, reader: Account, plugin_id: str, language: str = "en
     upload = db.get(PortalUpload, listing.upload_id)
     assert upload is not None
     manifest = readable.manifest
+    domain = publisher_domains(db, [listing.organization_id]).get(listing.organization_id)
     return StorePage(
-        entry=_entry(
-            listing, readable, current_domain(db, listing.organization_id), language, seen.installed
-        ),
+        entry=_entry(listing, readable, domain, language, seen.installed),
         description=pick_name(doc.get("description"), language) or "",
         keywords=tuple(k for k in doc.get("keywords", []) if isinstance(k, str)),
         links=doc.get("links", {}),

@@ -88,10 +88,10 @@ def record_diff(
     known = conn.execute(select(plugins.c.id).where(plugins.c.id == manifest.id)).first()
     if known is None:
         return None
-    stored = store_write._stored_records(conn, manifest.id)
+    compared = store_write.compare_batch(conn, manifest.id, batch, manifest, today)
+    stored = compared.stored
     changes = store_write.RunChanges(manifest.id, _NO_RUN)
-    printed = store_write._printed(batch, manifest)
-    store_write._classify(changes, printed, stored, manifest, past_day=False)
+    store_write._classify(changes, compared, manifest, past_day=False)
     store_write._mark_moves(changes, stored)
     store_write._count_misses(changes, stored, manifest, today)
     by_id = {old[store_write._ID]: old for old in stored}
