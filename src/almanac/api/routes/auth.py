@@ -17,27 +17,12 @@ from almanac.api.deps import (
     WriteDb,
 )
 from almanac.api.pages.common import refusals, render
-from almanac.api.schemas.auth import AccountOut, OrganizationRef, SignInIn, SignUpIn, VerifiedOut
+from almanac.api.schemas.auth import AccountOut, SignInIn, SignUpIn, VerifiedOut
 from almanac.platform import accounts
-from almanac.platform.accounts import Account
 
 log = logging.getLogger(__name__)
 
 router = APIRouter(prefix="/auth", tags=["auth"])
-
-
-def account_out(db: Db, account: Account) -> AccountOut:
-    return AccountOut(
-        id=account.id,
-        email=account.email,
-        verified=account.verified,
-        created_at=account.created_at,
-        staff_roles=sorted(r.value for r in accounts.staff_roles(db, account)),
-        organizations=[
-            OrganizationRef(id=org.id, name=org.name, role=role)
-            for org, role in accounts.organizations_of(db, account)
-        ],
-    )
 
 
 @router.post("/signup", status_code=status.HTTP_201_CREATED, response_model=AccountOut)
@@ -46,7 +31,7 @@ def sign_up(body: SignUpIn, db: Db, ctx: Context, now: Now) -> AccountOut:
     created = accounts.sign_up(db, body.email, body.password.get_secret_value(), ctx.passwords, now)
     db.commit()
     ctx.mail_verification(created.account, created.verification_token, now)
-    return account_out(db, created.account)
+    return AccountOut.read(db, created.account)
 
 
 def prefers_page(request: Request) -> bool:
@@ -75,7 +60,7 @@ def verify(
         )
     account = accounts.verify_email(db, token, now)
     db.commit()
-    return VerifiedOut(verified=True, email=account.email)
+    return VerifiedOut.model_validate(account)
 
 
 @router.post("/verify/resend", status_code=status.HTTP_202_ACCEPTED)
@@ -125,7 +110,7 @@ def sign_in(
         secure=ctx.settings.base_url.startswith("https://"),
         path="/",
     )
-    return account_out(db, signed.account)
+    return AccountOut.read(db, signed.account)
 
 
 @router.post("/signout", status_code=status.HTTP_204_NO_CONTENT)
@@ -143,4 +128,4 @@ def sign_out(request: Request, db: Db, now: Now) -> Response:
 @router.get("/me", response_model=AccountOut)
 def me(account: CurrentAccount, db: Db) -> AccountOut:
     """The signed-in account, its staff roles and organizations."""
-    return account_out(db, account)
+    return AccountOut.read(db, account)

@@ -124,14 +124,7 @@ def device_authorization(
     db.commit()
     response.headers.update(NO_STORE)
     approval = f"{ctx.settings.base_url.rstrip('/')}{APPROVAL_PATH}"
-    return DeviceAuthorizationOut(
-        device_code=started.device_code,
-        user_code=started.user_code,
-        verification_uri=approval,
-        verification_uri_complete=f"{approval}?user_code={started.user_code}",
-        expires_in=started.expires_in,
-        interval=started.interval,
-    )
+    return DeviceAuthorizationOut.of(started, approval)
 
 
 @router.post(
@@ -158,14 +151,7 @@ def device_token(form: OAuthForm, db: Db, now: Now, response: Response) -> Devic
         raise
     db.commit()
     response.headers.update(NO_STORE)
-    token = issued.token
-    return DeviceTokenOut(
-        access_token=issued.secret,
-        agent_id=token.id,
-        agent_name=token.agent_name,
-        organization_id=token.organization_id,
-        may_publish=token.may_publish,
-    )
+    return DeviceTokenOut.of(issued)
 
 
 @router.post("/logout", status_code=status.HTTP_204_NO_CONTENT)

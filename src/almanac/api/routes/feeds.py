@@ -24,7 +24,7 @@ from fastapi import APIRouter, Header, Path, Query, status
 from fastapi.responses import Response
 
 from almanac.api.deps import Context, CurrentAccount, Db, Now, SessionAccount
-from almanac.api.schemas.feeds import ReaderFeedCreatedOut, ReaderFeedOut, feed_addresses
+from almanac.api.schemas.feeds import ReaderFeedCreatedOut, ReaderFeedOut
 from almanac.platform import feeds
 from almanac.platform.feeds import FeedPlan
 
@@ -112,8 +112,7 @@ def reader_feed(
 @reader_router.get("/feed", response_model=ReaderFeedOut)
 def feed_status(account: CurrentAccount, db: Db) -> ReaderFeedOut:
     """Whether the reader has a calendar feed address; its secret is never shown again."""
-    feed = feeds.current_feed(db, account)
-    return ReaderFeedOut(exists=feed is not None, created_at=feed.created_at if feed else None)
+    return ReaderFeedOut.of(feeds.current_feed(db, account))
 
 
 @reader_router.post(
@@ -124,13 +123,7 @@ def make_feed(account: SessionAccount, ctx: Context, db: Db, now: Now) -> Reader
     had = feeds.current_feed(db, account) is not None
     made = feeds.create_feed(db, account, now)
     db.commit()
-    url, webcal = feed_addresses(ctx.settings.base_url, made.secret)
-    return ReaderFeedCreatedOut(
-        url=url,
-        webcal_url=webcal,
-        created_at=made.feed.created_at,
-        revoked_previous=had,
-    )
+    return ReaderFeedCreatedOut.of(made, ctx.settings.base_url, revoked_previous=had)
 
 
 @reader_router.delete("/feed", status_code=status.HTTP_204_NO_CONTENT)

@@ -30,7 +30,6 @@ from almanac.api.problems import ProblemError
 from almanac.api.schemas import RowIdQuery, VersionIdPath
 from almanac.api.schemas.host import (
     DigestIn,
-    FindingOut,
     FolderIn,
     HeldDecisionIn,
     HeldDecisionOut,
@@ -91,17 +90,6 @@ async def _archive(request: Request) -> bytes:
     return await request.body()
 
 
-def _registered_out(ctx: Context, done: hosting.Registered) -> RegisteredOut:
-    return RegisteredOut(
-        plugin_id=done.plugin_id,
-        version_id=done.version_id,
-        version=done.version,
-        digest=done.digest,
-        state=str(done.state),
-        warnings=FindingOut.all_of(done.warnings, ctx.settings.base_url),
-    )
-
-
 @router.post(
     "/plugins/pack",
     status_code=status.HTTP_201_CREATED,
@@ -142,7 +130,7 @@ def register_pack(
             publisher_organization_id=publisher_organization_id,
         )
         queue_version_checks(db, done.version_id, archive, now)
-    return _registered_out(ctx, done)
+    return RegisteredOut.of(done, ctx.settings.base_url)
 
 
 @router.post("/plugins/folder", status_code=status.HTTP_201_CREATED, response_model=RegisteredOut)
@@ -168,7 +156,7 @@ def register_folder(
             publisher_organization_id=body.publisher_organization_id,
         )
         queue_version_checks(db, done.version_id, archive_of_folder(folder), now)
-    return _registered_out(ctx, done)
+    return RegisteredOut.of(done, ctx.settings.base_url)
 
 
 @router.get("/plugins", response_model=list[PluginSummaryOut])
@@ -199,7 +187,7 @@ def runs(plugin_id: str, operator: Operator, db: Db) -> list[RunOut]:
     ("The write" 2 and 4)."""
     conn = db.connection()
     plugin_status(conn, plugin_id)
-    return [RunOut.of(run) for run in last_runs(conn, plugin_id)]
+    return [RunOut.model_validate(run) for run in last_runs(conn, plugin_id)]
 
 
 @router.post("/plugins/{plugin_id}/approve", response_model=HostPluginOut)
@@ -287,7 +275,7 @@ def decide(
             by=operator.email,
             now=now,
         )
-    return HeldDecisionOut(withdrawn=withdrawn, plugin=_page_after(db, plugin_id))
+    return HeldDecisionOut.read(db.connection(), plugin_id, withdrawn)
 
 
 @router.post("/plugins/{plugin_id}/retention", response_model=HostPluginOut)
@@ -308,7 +296,7 @@ def purge_dry_run(plugin_id: str, operator: Operator, db: Db, now: Now) -> Purge
     count = purge(
         db.connection(), plugin_id, typed_id=None, dry_run=True, by=operator.email, now=now
     )
-    return PurgeOut(records=count.records, revisions=count.revisions, removed=count.removed)
+    return PurgeOut.model_validate(count)
 
 
 @router.post("/plugins/{plugin_id}/purge", response_model=PurgeOut)
@@ -319,7 +307,7 @@ def purge_records(plugin_id: str, body: PurgeIn, operator: Operator, db: Db, now
         count = purge(
             conn, plugin_id, typed_id=body.typed_id, dry_run=False, by=operator.email, now=now
         )
-    return PurgeOut(records=count.records, revisions=count.revisions, removed=count.removed)
+    return PurgeOut.model_validate(count)
 
 
 @router.post("/plugins/{plugin_id}/takedown", response_model=HostPluginOut)

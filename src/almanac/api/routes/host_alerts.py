@@ -14,15 +14,6 @@ from almanac.platform.alerts import send as alerts
 router = APIRouter(prefix="/host/alerts", tags=["host"])
 
 
-def _recipients_out(found: alerts.Recipients) -> AlertRecipientsOut:
-    return AlertRecipientsOut(
-        chosen=found.chosen,
-        recipients=found.addresses,
-        chosen_by=found.chosen_by,
-        chosen_at=found.chosen_at,
-    )
-
-
 @router.get("", response_model=list[AlertOut])
 def list_alerts(
     operator: Operator,
@@ -41,7 +32,7 @@ def list_alerts(
 @router.get("/recipients", response_model=AlertRecipientsOut)
 def show_recipients(operator: Operator, db: Db) -> AlertRecipientsOut:
     """Who receives the operators' alerts: the chosen addresses, or every operator."""
-    return _recipients_out(alerts.recipients(db))
+    return AlertRecipientsOut.of(alerts.recipients(db))
 
 
 @router.put("/recipients", response_model=AlertRecipientsOut)
@@ -53,4 +44,4 @@ def choose_recipients(
     about their own plug-ins."""
     found = alerts.choose_recipients(db, body.recipients, by=operator.email, now=now)
     db.commit()
-    return _recipients_out(found)
+    return AlertRecipientsOut.of(found)

@@ -13,12 +13,6 @@ from almanac.platform.store.plugins import UnknownPlugin, plugin_status
 router = APIRouter(prefix="/host/plugins", tags=["host"])
 
 
-def _out(found: audience.ReaderList) -> ReadersOut:
-    return ReadersOut(
-        plugin=found.plugin_id, emails=found.emails, organizations=found.organization_ids
-    )
-
-
 @router.get("/{plugin_id}/readers", response_model=ReadersOut)
 def readers(plugin_id: str, operator: Operator, db: Db) -> ReadersOut:
     """The reader list of a plug-in: people by e-mail, organizations by id."""
@@ -26,7 +20,7 @@ def readers(plugin_id: str, operator: Operator, db: Db) -> ReadersOut:
         plugin_status(db.connection(), plugin_id)
     except UnknownPlugin:
         raise audience.visibility.not_found(plugin_id) from None
-    return _out(audience.reader_list(db, plugin_id))
+    return ReadersOut.of(audience.reader_list(db, plugin_id))
 
 
 @router.put("/{plugin_id}/readers", response_model=ReadersOut)
@@ -38,4 +32,4 @@ def set_readers(
         db, plugin_id, body.emails, body.organizations, by=operator.email, now=now
     )
     db.commit()
-    return _out(found)
+    return ReadersOut.of(found)

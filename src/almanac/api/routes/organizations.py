@@ -14,21 +14,8 @@ from almanac.api.schemas.organizations import (
     RoleIn,
 )
 from almanac.platform import accounts
-from almanac.platform.accounts import Membership, Organization
 
 router = APIRouter(prefix="/organizations", tags=["organizations"])
-
-
-def _org(org: Organization, role: str) -> OrganizationOut:
-    return OrganizationOut(
-        id=org.id, name=org.name, domain=org.domain, created_at=org.created_at, role=role
-    )
-
-
-def _member(row: Membership) -> MemberOut:
-    return MemberOut(
-        account_id=row.account_id, email=row.account.email, role=row.role, joined_at=row.joined_at
-    )
 
 
 @router.post("", status_code=status.HTTP_201_CREATED, response_model=OrganizationOut)
@@ -36,13 +23,13 @@ def create(body: OrganizationIn, account: CurrentAccount, db: Db, now: Now) -> O
     """A new organization owned by its creator (who needs a verified e-mail address)."""
     org = accounts.create_organization(db, account, body.name, now, domain=body.domain)
     db.commit()
-    return _org(org, "owner")
+    return OrganizationOut.of(org, "owner")
 
 
 @router.get("", response_model=list[OrganizationOut])
 def mine(account: CurrentAccount, db: Db) -> list[OrganizationOut]:
     """The organizations the account is a member of now."""
-    return [_org(org, role) for org, role in accounts.organizations_of(db, account)]
+    return [OrganizationOut.of(org, role) for org, role in accounts.organizations_of(db, account)]
 
 
 @router.get("/{organization_id}", response_model=OrganizationOut)
@@ -51,14 +38,14 @@ def show(organization_id: RowIdPath, account: CurrentAccount, db: Db) -> Organiz
     org = accounts.visible_organization(db, organization_id, account)
     mine = accounts.organizations.current_membership(db, organization_id, account.id)
     assert mine is not None
-    return _org(org, mine.role)
+    return OrganizationOut.of(org, mine.role)
 
 
 @router.get("/{organization_id}/members", response_model=list[MemberOut])
 def list_members(organization_id: RowIdPath, account: CurrentAccount, db: Db) -> list[MemberOut]:
     """The present members with their roles."""
     accounts.visible_organization(db, organization_id, account)
-    return [_member(m) for m in accounts.members(db, organization_id)]
+    return [MemberOut.of(m) for m in accounts.members(db, organization_id)]
 
 
 @router.post(
@@ -70,7 +57,7 @@ def add(
     """Add a person who has an account (owners and admins only)."""
     row = accounts.add_member(db, organization_id, account, body.email, body.role, now)
     db.commit()
-    return _member(row)
+    return MemberOut.of(row)
 
 
 @router.patch("/{organization_id}/members/{account_id}", response_model=MemberOut)
@@ -80,7 +67,7 @@ def change(
     """Change a member's role (owners and admins; owners only by owners)."""
     row = accounts.change_role(db, organization_id, account, account_id, body.role)
     db.commit()
-    return _member(row)
+    return MemberOut.of(row)
 
 
 @router.delete("/{organization_id}/members/{account_id}", status_code=status.HTTP_204_NO_CONTENT)

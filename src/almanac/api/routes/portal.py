@@ -20,7 +20,6 @@ from fastapi import APIRouter, Body, Depends, Request, Response, status
 from almanac.api.deps import Actor, Context, Db, Now, Reading, acting, person_only
 from almanac.api.problems import ProblemError
 from almanac.api.schemas import RowIdPath
-from almanac.api.schemas.host import FindingOut
 from almanac.api.schemas.portal import (
     AgreementAcceptanceOut,
     AgreementAcceptIn,
@@ -30,11 +29,9 @@ from almanac.api.schemas.portal import (
     AgreementVersionPath,
     AttestationOut,
     AttestationsIn,
-    DomainCheckRecordOut,
     DomainIn,
     DomainOut,
     GateOut,
-    GateReasonOut,
     PluginIdIn,
     PluginIdOut,
     ReviewInformationOut,
@@ -45,11 +42,7 @@ from almanac.api.schemas.portal import (
 from almanac.platform.accounts import Account
 from almanac.platform.agents import AgentAction
 from almanac.platform.contract.pack import MAX_ARCHIVE_BYTES
-from almanac.platform.contract.problems import docs_link
 from almanac.platform.publishing.identity import agreement, domains, ids
-from almanac.platform.publishing.identity.agreement import Acceptance, AgreementVersion
-from almanac.platform.publishing.identity.domains import DomainStatus
-from almanac.platform.publishing.identity.ids import IdBinding
 from almanac.platform.publishing.identity.roles import require_member
 from almanac.platform.publishing.review import gate, submission
 from almanac.platform.publishing.uploads import uploads
@@ -70,71 +63,11 @@ VerifyingDomain = Annotated[Account, person_only(AgentAction.VERIFY_DOMAIN)]
 AcceptingAgreement = Annotated[Account, person_only(AgentAction.ACCEPT_AGREEMENT)]
 
 
-def domain_out(found: DomainStatus) -> DomainOut:
-    check = found.last_check
-    return DomainOut(
-        organization_id=found.organization_id,
-        domain=found.domain,
-        state=found.state.value,
-        verified=found.verified,
-        txt_name=found.txt_name,
-        txt_value=found.txt_value,
-        file_url=found.file_url,
-        named_at=found.named_at,
-        proved_by=found.proved_by.value if found.proved_by else None,
-        verified_at=found.verified_at,
-        next_check_at=found.next_check_at,
-        grace_ends_at=found.grace_ends_at,
-        lapsed_at=found.lapsed_at,
-        last_check=None
-        if check is None
-        else DomainCheckRecordOut(
-            at=check.at,
-            kind=check.kind.value,
-            dns_proved=check.dns_proved,
-            dns_detail=check.dns_detail,
-            file_proved=check.file_proved,
-            file_detail=check.file_detail,
-            state_after=check.state_after.value,
-        ),
-    )
-
-
-def version_out(found: AgreementVersion) -> AgreementVersionOut:
-    return AgreementVersionOut(
-        version=found.version,
-        effective_on=found.effective_on,
-        changes=found.changes,
-        text=found.text,
-        posted_at=found.posted_at,
-    )
-
-
-def _acceptance(found: Acceptance) -> AgreementAcceptanceOut:
-    return AgreementAcceptanceOut(
-        organization_id=found.organization_id,
-        version=found.version,
-        accepted_by=found.accepted_by,
-        accepted_by_email=found.accepted_by_email,
-        accepted_at=found.accepted_at,
-    )
-
-
-def _id(found: IdBinding) -> PluginIdOut:
-    return PluginIdOut(
-        id=found.plugin_id,
-        organization_id=found.organization_id,
-        kind=found.kind.value,
-        bound_at=found.bound_at,
-        retired_at=found.retired_at,
-    )
-
-
 @router.get("/organizations/{organization_id}/domain", response_model=DomainOut)
 def show_domain(organization_id: RowIdPath, actor: Reading, db: Db) -> DomainOut:
     """The organization's domain, the TXT record and file that prove it, its state and the last
     check; NOT-FOUND before one is named."""
-    return domain_out(domains.domain_status(db, organization_id, actor.account))
+    return DomainOut.of(domains.domain_status(db, organization_id, actor.account))
 
 
 @router.put("/organizations/{organization_id}/domain", response_model=DomainOut)
@@ -148,7 +81,7 @@ def name_domain(
     domain, a domain another organization has verified."""
     found = domains.name_domain(db, organization_id, account, body.domain, now)
     db.commit()
-    return domain_out(found)
+    return DomainOut.of(found)
 
 
 @router.post(
@@ -165,7 +98,7 @@ def check_domain(
     `Retry-After` (DOMAIN-CHECK-LIMITED)."""
     found = domains.check_now(db, organization_id, account, ctx.domain_prover, now)
     db.commit()
-    return domain_out(found)
+    return DomainOut.of(found)
 
 
 @router.get("/agreement", response_model=AgreementInEffectOut)
@@ -176,22 +109,19 @@ def agreement_in_effect(db: Db, now: Now) -> AgreementInEffectOut:
     later = [
         v for v in agreement.agreement_versions(db) if v.effective_on > agreement.today_of(now)
     ]
-    return AgreementInEffectOut(
-        in_effect=None if current is None else version_out(current),
-        upcoming=[version_out(v) for v in later],
-    )
+    return AgreementInEffectOut.of(current, later)
 
 
 @router.get("/agreement/versions", response_model=list[AgreementVersionOut])
 def agreement_versions(db: Db) -> list[AgreementVersionOut]:
     """Every version of the Developer Agreement, oldest first. Needs no sign-in."""
-    return [version_out(v) for v in agreement.agreement_versions(db)]
+    return [AgreementVersionOut.model_validate(v) for v in agreement.agreement_versions(db)]
 
 
 @router.get("/agreement/versions/{version}", response_model=AgreementVersionOut)
 def agreement_version(version: AgreementVersionPath, db: Db) -> AgreementVersionOut:
     """One version of the Developer Agreement. Needs no sign-in."""
-    return version_out(agreement.agreement_version(db, version))
+    return AgreementVersionOut.model_validate(agreement.agreement_version(db, version))
 
 
 @router.get("/organizations/{organization_id}/agreement", response_model=AgreementStandingOut)
@@ -202,12 +132,7 @@ def agreement_standing(
     effect is among them."""
     accepted = agreement.organization_acceptances(db, organization_id, actor.account)
     current = agreement.version_in_effect(db, now)
-    return AgreementStandingOut(
-        in_effect_version=None if current is None else current.version,
-        accepted_in_effect=current is not None
-        and any(a.version == current.version for a in accepted),
-        acceptances=[_acceptance(a) for a in accepted],
-    )
+    return AgreementStandingOut.of(current, accepted)
 
 
 @router.post(
@@ -226,13 +151,13 @@ def accept_agreement(
     and which version are kept. Another version is AGREEMENT-NOT-IN-EFFECT."""
     found = agreement.accept(db, organization_id, account, body.version, now)
     db.commit()
-    return _acceptance(found)
+    return AgreementAcceptanceOut.model_validate(found)
 
 
 @router.get("/organizations/{organization_id}/ids", response_model=list[PluginIdOut])
 def list_ids(organization_id: RowIdPath, actor: Reading, db: Db) -> list[PluginIdOut]:
     """The plug-in ids bound to the organization, reserved or uploaded."""
-    return [_id(b) for b in ids.organization_ids(db, organization_id, actor.account)]
+    return [PluginIdOut.of(b) for b in ids.organization_ids(db, organization_id, actor.account)]
 
 
 @router.post(
@@ -248,7 +173,7 @@ def reserve_id(
     PLG-ID-TAKEN, PLG-ID-RETIRED, DOMAIN-NOT-VERIFIED."""
     found = ids.reserve_id(db, organization_id, actor.account, body.id, now)
     db.commit()
-    return _id(found)
+    return PluginIdOut.of(found)
 
 
 @router.get("/organizations/{organization_id}/gate", response_model=GateOut)
@@ -259,17 +184,7 @@ def submission_gate(
     DOMAIN-NOT-VERIFIED, DOMAIN-LAPSED, DOMAIN-NOT-INVITED, AGREEMENT-NOT-ACCEPTED."""
     require_member(db, organization_id, actor.account)
     answer = gate.submission_gate(db, organization_id, now)
-    base_url = ctx.settings.base_url
-    return GateOut(
-        organization_id=organization_id,
-        may_submit=answer.may_submit,
-        reasons=[
-            GateReasonOut(
-                code=p.code, message=p.message, fix=p.fix, docs=docs_link(p.code, base_url)
-            )
-            for p in answer.reasons
-        ],
-    )
+    return GateOut.of(answer, ctx.settings.base_url)
 
 
 UPLOAD_PATH = re.compile(r"/api/v1/portal/organizations/[0-9]+/uploads")
@@ -408,15 +323,7 @@ def show_review_information(
     """The upload's review information (sent separately, else its review.json) and every way
     it is not complete for submitting (members)."""
     found = submission.review_information(db, organization_id, actor.account, upload_id)
-    return ReviewInformationOut(
-        upload_id=found.upload_id,
-        source=found.source,
-        document=found.document,
-        sent_by=found.sent_by,
-        sent_at=found.sent_at,
-        complete=not found.problems,
-        problems=FindingOut.all_of(found.problems, ctx.settings.base_url),
-    )
+    return ReviewInformationOut.of(found, ctx.settings.base_url)
 
 
 @router.put("/organizations/{organization_id}/uploads/{upload_id}/review", response_model=UploadOut)
@@ -449,7 +356,7 @@ def list_attestations(
 ) -> list[AttestationOut]:
     """The attestations made for the upload's version, with who and when (members)."""
     return [
-        AttestationOut.of(a)
+        AttestationOut.model_validate(a)
         for a in submission.attestations(db, organization_id, actor.account, upload_id)
     ]
 
@@ -478,7 +385,7 @@ def make_attestations(
         agent_name=actor.agent_name,
     )
     db.commit()
-    return [AttestationOut.of(a) for a in made]
+    return [AttestationOut.model_validate(a) for a in made]
 
 
 @router.post(
@@ -500,16 +407,12 @@ def submit_upload(
     PLG-QUOTA-REVIEW. The plug-in's upload in review, if any, is withdrawn in the same step
     (`replaced`). With `publish_on_approval` the version is published the moment a reviewer
     approves it."""
-    base_url = ctx.settings.base_url
     chosen = body is not None and body.publish_on_approval
     done = submission.submit(
         db, organization_id, actor.account, upload_id, now, publish_on_approval=chosen
     )
     db.commit()
-    return SubmittedOut(
-        upload=UploadOut.of(done.upload, base_url),
-        replaced=None if done.replaced is None else UploadOut.of(done.replaced, base_url),
-    )
+    return SubmittedOut.of(done, ctx.settings.base_url)
 
 
 @router.get(

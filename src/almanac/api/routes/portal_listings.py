@@ -23,7 +23,6 @@ from almanac.platform import audience
 from almanac.platform.agents import AgentAction
 from almanac.platform.mail import send_all
 from almanac.platform.publishing.publication import listings, notices, publication
-from almanac.platform.publishing.publication.listings import ListingView
 
 router = APIRouter(prefix="/portal", tags=["portal"])
 
@@ -31,24 +30,6 @@ Publishing = Annotated[Actor, acting(AgentAction.PUBLISH)]
 Unpublishing = Annotated[Actor, acting(AgentAction.UNPUBLISH)]
 Relisting = Annotated[Actor, acting(AgentAction.RELIST)]
 Retiring = Annotated[Actor, acting(AgentAction.RETIRE)]
-
-
-def listing_out(view: ListingView) -> ListingOut:
-    return ListingOut(
-        plugin_id=view.plugin_id,
-        organization_id=view.organization_id,
-        upload_id=view.upload_id,
-        version=view.version,
-        state=view.state,
-        listed=view.listed,
-        shelved=view.shelved,
-        taken_down=view.taken_down,
-        retired=view.retired,
-        in_store=view.in_store,
-        published_at=view.published_at,
-        retired_at=view.retired_at,
-        takedown_message=view.takedown_message,
-    )
 
 
 @router.post(
@@ -77,7 +58,8 @@ def publish_upload(
 def published_plugins(organization_id: RowIdPath, actor: Reading, db: Db) -> list[ListingOut]:
     """The organization's published plug-ins and their listings (members)."""
     return [
-        listing_out(v) for v in listings.organization_listings(db, organization_id, actor.account)
+        ListingOut.model_validate(v)
+        for v in listings.organization_listings(db, organization_id, actor.account)
     ]
 
 
@@ -86,7 +68,9 @@ def published_plugin(
     organization_id: RowIdPath, plugin_id: str, actor: Reading, db: Db
 ) -> ListingOut:
     """One published plug-in's listing (members)."""
-    return listing_out(listings.show_listing(db, organization_id, actor.account, plugin_id))
+    return ListingOut.model_validate(
+        listings.show_listing(db, organization_id, actor.account, plugin_id)
+    )
 
 
 @router.post(
@@ -101,7 +85,7 @@ def unpublish(
         db, organization_id, actor.account, plugin_id, now, agent_name=actor.agent_name
     )
     db.commit()
-    return listing_out(view)
+    return ListingOut.model_validate(view)
 
 
 @router.post(
@@ -116,7 +100,7 @@ def relist(
         db, organization_id, actor.account, plugin_id, now, agent_name=actor.agent_name
     )
     db.commit()
-    return listing_out(view)
+    return ListingOut.model_validate(view)
 
 
 @router.post(
@@ -137,7 +121,7 @@ def retire(
     done = listings.retire(db, organization_id, actor.account, plugin_id, body.confirm, now)
     db.commit()
     send_all(ctx.mailer, done.mails, now)
-    return RetiredOut(listing=listing_out(done.listing), withdrawn=list(done.withdrawn))
+    return RetiredOut.of(done)
 
 
 @router.get(
@@ -149,7 +133,7 @@ def listing_history(
 ) -> list[ListingMoveOut]:
     """Every move of the plug-in's listing, oldest first, with who made it (members)."""
     return [
-        ListingMoveOut(action=m.action, by=m.by, at=m.at, detail=m.detail)
+        ListingMoveOut.model_validate(m)
         for m in listings.listing_history(db, organization_id, actor.account, plugin_id)
     ]
 
@@ -174,14 +158,6 @@ def organization_notices(organization_id: RowIdPath, actor: Reading, db: Db) -> 
     """What the portal told the organization, newest first (members): each reviewer's
     decision, each retirement."""
     return [
-        NoticeOut(
-            id=n.id,
-            plugin_id=n.plugin_id,
-            upload_id=n.upload_id,
-            kind=n.kind,
-            subject=n.subject,
-            body=n.body,
-            at=n.at,
-        )
+        NoticeOut.model_validate(n)
         for n in notices.organization_notices(db, organization_id, actor.account)
     ]

@@ -25,7 +25,7 @@ from almanac.api.schemas.reader import (
 )
 from almanac.platform import audience
 from almanac.platform.accounts import Invalid
-from almanac.platform.audience import ReadablePlugin, Shown, compact_json
+from almanac.platform.audience import Shown, compact_json
 from almanac.platform.audience.days import RawRecord
 from almanac.platform.store.installable import not_newly_installable
 
@@ -35,23 +35,6 @@ FromDate = Annotated[date, Query(alias="from", description="First day, YYYY-MM-D
 ToDate = Annotated[date, Query(alias="to", description="Last day, included; at most 62 days.")]
 
 
-def _plugin(
-    plugin: ReadablePlugin, shown: Shown, language: str, unlisted: set[str]
-) -> ReaderPluginOut:
-    return ReaderPluginOut(
-        id=plugin.id,
-        name=plugin.display_name(language),
-        audience=plugin.audience,
-        status=plugin.status,
-        taken_down=plugin.taken_down,
-        notice=plugin.takedown_message if plugin.taken_down else None,
-        shown=shown.shown,
-        choice=shown.choice,
-        organization_default=shown.organization_default,
-        unlisted=plugin.id in unlisted,
-    )
-
-
 @router.get("/plugins", response_model=list[ReaderPluginOut])
 def plugins(account: CurrentAccount, db: Db, language: Language = "en") -> list[ReaderPluginOut]:
     """Every plug-in the reader may read, by id, with its `shown` preference."""
@@ -59,7 +42,9 @@ def plugins(account: CurrentAccount, db: Db, language: Language = "en") -> list[
     readable = audience.visible_plugins(db, account)
     shown = audience.shown_of(db, account, readable)
     unlisted = not_newly_installable(db, [p.id for p in readable])
-    return [_plugin(p, shown[p.id], language, unlisted) for p in readable]
+    return [
+        ReaderPluginOut.of(p, shown[p.id], language, unlisted=p.id in unlisted) for p in readable
+    ]
 
 
 @router.get("/plugins/{plugin_id}", response_model=ReaderPluginOut)
@@ -71,27 +56,20 @@ def plugin(
     readable = audience.readable_plugin(db, account, plugin_id)
     shown = audience.shown_of(db, account, [readable])
     unlisted = not_newly_installable(db, [readable.id])
-    return _plugin(readable, shown[readable.id], language, unlisted)
-
-
-def _preferences(db: Db, account: CurrentAccount) -> PreferencesOut:
-    readable = audience.visible_plugins(db, account)
-    shown = audience.shown_of(db, account, readable)
-    return PreferencesOut(
-        preferences={audience.shown_key(p): s.choice for p, s in shown.items()},
-        organization_defaults={
-            audience.shown_key(p): s.organization_default
-            for p, s in shown.items()
-            if s.organization_default is not None
-        },
-        shown=[p for p, s in shown.items() if s.shown],
+    return ReaderPluginOut.of(
+        readable, shown[readable.id], language, unlisted=readable.id in unlisted
     )
+
+
+def _shown(db: Db, account: CurrentAccount) -> dict[str, Shown]:
+    """The reader's `shown` of every plug-in they may read."""
+    return audience.shown_of(db, account, audience.visible_plugins(db, account))
 
 
 @router.get("/preferences", response_model=PreferencesOut)
 def preferences(account: CurrentAccount, db: Db) -> PreferencesOut:
     """The reader's synced `plugins.<id>.shown` choices (null: no choice)."""
-    return _preferences(db, account)
+    return PreferencesOut.of(_shown(db, account))
 
 
 @router.put("/preferences", response_model=PreferencesOut)
@@ -101,7 +79,7 @@ def set_preferences(
     """Set or clear (null) the named choices; the others stay as they are."""
     audience.set_shown(db, account, body.preferences, now)
     db.commit()
-    return _preferences(db, account)
+    return PreferencesOut.of(_shown(db, account))
 
 
 @router.put(
@@ -120,9 +98,7 @@ def set_organization_default(
     (or off; null clears) for the members who made no choice of their own."""
     audience.set_organization_default(db, account, organization_id, plugin_id, body.shown, now)
     db.commit()
-    return OrganizationDefaultOut(
-        organization_id=organization_id, plugin=plugin_id, shown=body.shown
-    )
+    return OrganizationDefaultOut.of(organization_id, plugin_id, body.shown)
 
 
 @router.get(

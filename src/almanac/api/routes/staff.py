@@ -23,7 +23,6 @@ from almanac.api.schemas.staff import (
     StaffGrantOut,
 )
 from almanac.platform import accounts
-from almanac.platform.accounts import StaffGrant
 from almanac.platform.mail import outbox
 from almanac.platform.publishing.identity import agreement, invitations
 from almanac.platform.publishing.identity.invitations import DecisionMade
@@ -31,16 +30,10 @@ from almanac.platform.publishing.identity.invitations import DecisionMade
 router = APIRouter(prefix="/staff", tags=["staff"])
 
 
-def _grant(row: StaffGrant) -> StaffGrantOut:
-    return StaffGrantOut(
-        account_id=row.account_id, email=row.account.email, role=row.role, granted_at=row.granted_at
-    )
-
-
 @router.get("/roles", response_model=list[StaffGrantOut])
 def roles(operator: Operator, db: Db) -> list[StaffGrantOut]:
     """Every staff role held now."""
-    return [_grant(g) for g in accounts.staff_grants(db)]
+    return [StaffGrantOut.of(g) for g in accounts.staff_grants(db)]
 
 
 @router.post("/roles", status_code=status.HTTP_201_CREATED, response_model=StaffGrantOut)
@@ -48,7 +41,7 @@ def grant(body: StaffGrantIn, operator: Operator, db: Db, now: Now) -> StaffGran
     """Give an account the operator or reviewer role (granting a held role changes nothing)."""
     row = accounts.grant_staff_role(db, body.email, body.role, now, granted_by=operator)
     db.commit()
-    return _grant(row)
+    return StaffGrantOut.of(row)
 
 
 @router.delete("/roles/{account_id}/{role}", status_code=status.HTTP_204_NO_CONTENT)
@@ -76,13 +69,7 @@ def invitation_requests(operator: Operator, db: Db) -> list[InvitationRequestOut
 def _decision(ctx: ApiContext, made: DecisionMade, now: datetime) -> InvitationDecisionOut:
     """Mail what the decision sends (its transaction committed) and answer with it."""
     mailed = invitations.send_decision_mail(ctx.mailer, made, now)
-    return InvitationDecisionOut(
-        request_id=made.request_id,
-        domain=made.domain,
-        decision=made.decision.value,
-        decided_at=made.decided_at,
-        mailed=mailed,
-    )
+    return InvitationDecisionOut.of(made, mailed=mailed)
 
 
 @router.post("/invitations/{request_id}/invite", response_model=InvitationDecisionOut)
@@ -119,10 +106,4 @@ def post_agreement_version(
     date organizations accept it again before their next submission."""
     found = agreement.post_version(db, operator, body.text, body.effective_on, body.changes, now)
     db.commit()
-    return AgreementVersionOut(
-        version=found.version,
-        effective_on=found.effective_on,
-        changes=found.changes,
-        text=found.text,
-        posted_at=found.posted_at,
-    )
+    return AgreementVersionOut.model_validate(found)

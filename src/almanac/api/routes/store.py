@@ -9,7 +9,7 @@ from fastapi import APIRouter, Query, Response, status
 
 from almanac.api.deps import CurrentAccount, Db, Now
 from almanac.api.schemas.reader import Language
-from almanac.api.schemas.store import StoreEntryOut, StoreExampleDayOut, StorePageOut
+from almanac.api.schemas.store import StoreEntryOut, StorePageOut
 from almanac.platform.contract.listing import CATEGORIES
 from almanac.platform.publishing.publication import storefront
 
@@ -17,41 +17,6 @@ router = APIRouter(prefix="/store", tags=["store"])
 
 Words = Annotated[str | None, Query(max_length=200, description="words to find, all of them")]
 Category = Annotated[str | None, Query(max_length=32, description=", ".join(CATEGORIES))]
-
-
-def _entry_out(entry: storefront.StoreEntry) -> StoreEntryOut:
-    return StoreEntryOut(
-        plugin_id=entry.plugin_id,
-        name=entry.name,
-        tagline=entry.tagline,
-        category=entry.category,
-        publisher_domain=entry.publisher_domain,
-        verified=entry.verified,
-        icon=f"/api/v1/store/plugins/{entry.plugin_id}/icon.png" if entry.has_icon else None,
-        installed=entry.installed,
-    )
-
-
-def _page_out(page: storefront.StorePage) -> StorePageOut:
-    return StorePageOut(
-        entry=_entry_out(page.entry),
-        description=page.description,
-        keywords=list(page.keywords),
-        links=dict(page.links),
-        sources=[dict(s) for s in page.sources],
-        examples=[
-            StoreExampleDayOut(date=e.date, caption=e.caption, day=dict(e.day))
-            for e in page.examples
-        ],
-        schedule=page.schedule,
-        timezone=page.timezone,
-        schedule_words=page.schedule_words,
-        version=page.version,
-        last_success=page.last_success,
-        listing_state=page.listing_state,
-        in_store=page.in_store,
-        takedown_message=page.takedown_message,
-    )
 
 
 @router.get("/categories", response_model=list[str])
@@ -72,7 +37,7 @@ def search(
     tagline, description, keywords, category or publisher domain; `category` one of the
     store's categories (422 REQUEST-INVALID otherwise)."""
     found = storefront.search_store(db, account, words=q, category=category, language=language)
-    return [_entry_out(e) for e in found]
+    return [StoreEntryOut.of(e) for e in found]
 
 
 @router.get("/plugins/{plugin_id}", response_model=StorePageOut)
@@ -83,7 +48,7 @@ def page(
     verified mark, sources and licences, example days drawn as the reader's days are,
     cadence, last successful run, and whether the reader installed it. An installed plug-in
     no longer in the store is still shown to its reader, with its listing state."""
-    return _page_out(storefront.store_page(db, account, plugin_id, language))
+    return StorePageOut.of(storefront.store_page(db, account, plugin_id, language))
 
 
 @router.get(
@@ -104,7 +69,7 @@ def install(
     STORE-NOT-LISTED for one no longer in the store that the reader has not installed."""
     page = storefront.install(db, account, plugin_id, now, language)
     db.commit()
-    return _page_out(page)
+    return StorePageOut.of(page)
 
 
 @router.post("/plugins/{plugin_id}/uninstall", status_code=status.HTTP_204_NO_CONTENT)

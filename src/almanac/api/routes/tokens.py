@@ -25,7 +25,7 @@ def create(body: TokenIn, account: SessionAccount, db: Db, now: Now) -> TokenCre
     _verified(account)
     new = accounts.create_token(db, account, body.name, now)
     db.commit()
-    return TokenCreatedOut(**TokenOut.model_validate(new.token).model_dump(), token=new.secret)
+    return TokenCreatedOut.of(new)
 
 
 @router.get("", response_model=list[TokenOut])

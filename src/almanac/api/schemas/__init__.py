@@ -1,7 +1,13 @@
 """The shapes the API takes and gives, one module per area (`auth`, `tokens`, `organizations`,
 `staff`, `invitations`, `host`, `reader`, `portal`, `agents`, `feeds`, `review`, `store`,
 `alerts`); every name is unique across the OpenAPI document. Shared here: the row ids a request
-names. Passwords are SecretStr, so no repr or log shows them."""
+names. Passwords are SecretStr, so no repr or log shows them.
+
+Each answer is filled from its domain view here, once, for every route and page that sends it:
+`Model.of(view, ...)`, `Model.read(conn, ...)` where the answer is a read of the store, or
+`Model.model_validate(view)` where the model's `from_attributes` reads the view field for field
+(as the FastAPI template's `ItemPublic.model_validate(item)`). No route or page builds an
+answer field by field (tests/api/test_route_imports.py)."""
 
 from __future__ import annotations
 

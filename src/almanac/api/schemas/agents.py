@@ -6,9 +6,15 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Annotated
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
+from sqlalchemy.orm import Session
 
 from almanac.api.schemas import RowId
+from almanac.platform import accounts
+from almanac.platform.accounts import Account
+from almanac.platform.accounts.organizations import MANAGERS
+from almanac.platform.agents.device import DeviceAuthorization, LoginView
+from almanac.platform.agents.tokens import NewAgentToken
 
 
 class DeviceAuthorizationOut(BaseModel):
@@ -21,6 +27,18 @@ class DeviceAuthorizationOut(BaseModel):
     expires_in: int
     interval: int
 
+    @classmethod
+    def of(cls, started: DeviceAuthorization, approval: str) -> DeviceAuthorizationOut:
+        """The started login, to be approved at the address `approval`."""
+        return cls(
+            device_code=started.device_code,
+            user_code=started.user_code,
+            verification_uri=approval,
+            verification_uri_complete=f"{approval}?user_code={started.user_code}",
+            expires_in=started.expires_in,
+            interval=started.interval,
+        )
+
 
 class DeviceTokenOut(BaseModel):
     """RFC 8628 section 3.5 / RFC 6749 section 5.1, with what the token was approved for."""
@@ -31,6 +49,18 @@ class DeviceTokenOut(BaseModel):
     agent_name: str
     organization_id: int
     may_publish: bool
+
+    @classmethod
+    def of(cls, issued: NewAgentToken) -> DeviceTokenOut:
+        """The token issued to the agent, with its secret this once."""
+        token = issued.token
+        return cls(
+            access_token=issued.secret,
+            agent_id=token.id,
+            agent_name=token.agent_name,
+            organization_id=token.organization_id,
+            may_publish=token.may_publish,
+        )
 
 
 class OAuthErrorOut(BaseModel):
@@ -65,6 +95,26 @@ class LoginCodeOut(BaseModel):
         description="The organizations the viewer may approve the agent for."
     )
 
+    @classmethod
+    def read(cls, db: Session, found: LoginView, viewer: Account) -> LoginCodeOut:
+        """The login code as `viewer` sees it, with the organizations they manage."""
+        managed = [
+            ApprovableOrganizationOut(id=org.id, name=org.name)
+            for org, role in accounts.organizations_of(db, viewer)
+            if role in MANAGERS
+        ]
+        return cls(
+            user_code=found.user_code,
+            agent_name=found.agent_name,
+            state=found.state,
+            created_at=found.created_at,
+            expires_at=found.expires_at,
+            organization_id=found.organization_id,
+            may_publish=found.may_publish,
+            decided_at=found.decided_at,
+            organizations=managed,
+        )
+
 
 class LoginApprovalIn(BaseModel):
     organization_id: RowId
@@ -72,6 +122,8 @@ class LoginApprovalIn(BaseModel):
 
 
 class AgentOut(BaseModel):
+    model_config = ConfigDict(from_attributes=True)  # agents.AgentView, field for field
+
     id: int
     organization_id: int
     agent_name: str

@@ -6,6 +6,8 @@ from datetime import date, datetime
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from almanac.platform.alerts.send import Recipients
+
 
 class AlertOut(BaseModel):
     model_config = ConfigDict(from_attributes=True)
@@ -42,3 +44,12 @@ class AlertRecipientsOut(BaseModel):
     recipients: list[str]
     chosen_by: str | None
     chosen_at: datetime | None
+
+    @classmethod
+    def of(cls, found: Recipients) -> AlertRecipientsOut:
+        return cls(
+            chosen=found.chosen,
+            recipients=found.addresses,
+            chosen_by=found.chosen_by,
+            chosen_at=found.chosen_at,
+        )

@@ -7,6 +7,8 @@ from datetime import datetime
 
 from pydantic import BaseModel, Field
 
+from almanac.platform.feeds import NewFeed, ReaderFeed
+
 FEED_PATH = "/api/v1/feeds/{secret}.ics"
 
 
@@ -20,6 +22,10 @@ class ReaderFeedOut(BaseModel):
     exists: bool = Field(description="Whether the reader has a feed address now.")
     created_at: datetime | None = Field(description="When the present address was made.")
 
+    @classmethod
+    def of(cls, feed: ReaderFeed | None) -> ReaderFeedOut:
+        return cls(exists=feed is not None, created_at=feed.created_at if feed else None)
+
 
 class ReaderFeedCreatedOut(BaseModel):
     url: str = Field(
@@ -29,3 +35,14 @@ class ReaderFeedCreatedOut(BaseModel):
     webcal_url: str = Field(description="The same address for calendar apps (webcal://).")
     created_at: datetime
     revoked_previous: bool = Field(description="Whether an earlier address stopped answering.")
+
+    @classmethod
+    def of(cls, made: NewFeed, base_url: str, *, revoked_previous: bool) -> ReaderFeedCreatedOut:
+        """The new address, under `base_url`, in both forms: the one answer that shows it."""
+        url, webcal = feed_addresses(base_url, made.secret)
+        return cls(
+            url=url,
+            webcal_url=webcal,
+            created_at=made.feed.created_at,
+            revoked_previous=revoked_previous,
+        )

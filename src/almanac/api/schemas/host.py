@@ -5,20 +5,20 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import date, datetime
-from typing import Any, Literal, TypedDict
+from typing import Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 from sqlalchemy import Connection
 
 from almanac.api.schemas import RowId
-from almanac.platform import hosting
+from almanac.platform import audience, hosting
 from almanac.platform.contract.problems import Problem, docs_link
 from almanac.platform.publishing.uploads.check_queue import version_room_checks
-from almanac.platform.store.history import RecordedMove, plugin_moves
+from almanac.platform.store.history import plugin_moves
 from almanac.platform.store.moves import ROLLBACK_REASON_MAX, TAKEDOWN_MESSAGE_MAX
 from almanac.platform.store.plugins import PluginStatus, plugin_status
-from almanac.platform.store.reading import HeldDetail, StoredRun, held_details, last_runs
-from almanac.platform.store.versions import KeptVersion, plugin_versions, version_detail
+from almanac.platform.store.reading import held_details, last_runs
+from almanac.platform.store.versions import plugin_versions, version_detail
 
 DIGEST_PATTERN = r"^sha256:[0-9a-f]{64}$"
 
@@ -68,6 +68,17 @@ class RegisteredOut(BaseModel):
     state: str
     warnings: list[FindingOut] = []
 
+    @classmethod
+    def of(cls, done: hosting.Registered, base_url: str) -> RegisteredOut:
+        return cls(
+            plugin_id=done.plugin_id,
+            version_id=done.version_id,
+            version=done.version,
+            digest=done.digest,
+            state=str(done.state),
+            warnings=FindingOut.all_of(done.warnings, base_url),
+        )
+
 
 class PluginSummaryOut(BaseModel):
     id: str
@@ -83,28 +94,30 @@ class PluginSummaryOut(BaseModel):
 
     @classmethod
     def of(cls, s: PluginStatus) -> PluginSummaryOut:
-        """A plug-in as the host's list shows it."""
-        return cls(**_summary(s))
+        """A plug-in as the host's list shows it (and the head of its page, `HostPluginOut`)."""
+        return cls(
+            id=s.id,
+            state=str(s.state),
+            current_version=s.current_version,
+            current_digest=s.current_digest,
+            approved_version=s.approved_version,
+            approved_digest=s.approved_digest,
+            retain=s.retain,
+            held=s.held,
+            taken_down=s.taken_down,
+            shelved=s.shelved,
+        )
 
 
 class VersionRefOut(BaseModel):
+    model_config = ConfigDict(from_attributes=True)  # versions.KeptVersion, field for field
+
     id: int
     version: str
     digest: str
     origin: str
     origin_by: str
     arrived_at: datetime
-
-    @classmethod
-    def of(cls, v: KeptVersion) -> VersionRefOut:
-        return cls(
-            id=v.id,
-            version=v.version,
-            digest=v.digest,
-            origin=v.origin,
-            origin_by=v.origin_by,
-            arrived_at=v.arrived_at,
-        )
 
 
 class LicenceOut(BaseModel):
@@ -133,6 +146,8 @@ class TakedownOut(BaseModel):
 
 
 class RunSourceOut(BaseModel):
+    model_config = ConfigDict(from_attributes=True)  # reading.RunSource, field for field
+
     position: int
     name: str
     final_url: str
@@ -142,6 +157,8 @@ class RunSourceOut(BaseModel):
 
 
 class RunOut(BaseModel):
+    model_config = ConfigDict(from_attributes=True)  # reading.StoredRun, field for field
+
     id: int
     version_id: int
     digest: str
@@ -163,44 +180,10 @@ class RunOut(BaseModel):
     returned: int
     sources: list[RunSourceOut] = []
 
-    @classmethod
-    def of(cls, run: StoredRun) -> RunOut:
-        """A kept run with its sources in order."""
-        return cls(
-            id=run.id,
-            version_id=run.version_id,
-            digest=run.digest,
-            node_version=run.node_version,
-            layers=run.layers,
-            trigger=run.trigger,
-            today=run.today,
-            backfill=run.backfill,
-            started_at=run.started_at,
-            ended_at=run.ended_at,
-            outcome=run.outcome,
-            reason=run.reason,
-            new=run.new,
-            revised=run.revised,
-            unchanged=run.unchanged,
-            moved=run.moved,
-            missed=run.missed,
-            withdrawn=run.withdrawn,
-            returned=run.returned,
-            sources=[
-                RunSourceOut(
-                    position=s.position,
-                    name=s.name,
-                    final_url=s.final_url,
-                    bytes=s.bytes,
-                    sha256=s.sha256,
-                    fetched_at=s.fetched_at,
-                )
-                for s in run.sources
-            ],
-        )
-
 
 class HeldSeriesOut(BaseModel):
+    model_config = ConfigDict(from_attributes=True)  # reading.HeldDetail, field for field
+
     series: str
     run_id: int
     count: int
@@ -208,19 +191,10 @@ class HeldSeriesOut(BaseModel):
     first_dates: list[str]
     held_at: datetime
 
-    @classmethod
-    def of(cls, held: HeldDetail) -> HeldSeriesOut:
-        return cls(
-            series=held.series,
-            run_id=held.run_id,
-            count=held.count,
-            window_count=held.window_count,
-            first_dates=held.first_dates,
-            held_at=held.held_at,
-        )
-
 
 class MoveOut(BaseModel):
+    model_config = ConfigDict(from_attributes=True)  # history.RecordedMove, field for field
+
     action: str
     from_state: str | None
     to_state: str | None
@@ -228,18 +202,6 @@ class MoveOut(BaseModel):
     by: str
     at: datetime
     detail: dict[str, Any] | None
-
-    @classmethod
-    def of(cls, m: RecordedMove) -> MoveOut:
-        return cls(
-            action=m.action,
-            from_state=m.from_state,
-            to_state=m.to_state,
-            version_id=m.version_id,
-            by=m.by,
-            at=m.at,
-            detail=m.detail,
-        )
 
 
 class HostPluginOut(PluginSummaryOut):
@@ -278,7 +240,7 @@ class HostPluginOut(PluginSummaryOut):
                 digest=s.takedown_digest,
             )
         return cls(
-            **_summary(s),
+            **dict(PluginSummaryOut.of(s)),
             name=manifest.get("name", {}),
             audience=manifest.get("audience"),
             current_version_id=s.current_version_id,
@@ -300,14 +262,16 @@ class HostPluginOut(PluginSummaryOut):
                 ),
             ),
             takedown=takedown,
-            last_runs=[RunOut.of(r) for r in last_runs(conn, plugin_id)],
-            held_series=[HeldSeriesOut.of(h) for h in held_details(conn, plugin_id)],
-            versions=[VersionRefOut.of(v) for v in plugin_versions(conn, plugin_id)],
-            moves=[MoveOut.of(m) for m in plugin_moves(conn, plugin_id)],
+            last_runs=[RunOut.model_validate(r) for r in last_runs(conn, plugin_id)],
+            held_series=[HeldSeriesOut.model_validate(h) for h in held_details(conn, plugin_id)],
+            versions=[VersionRefOut.model_validate(v) for v in plugin_versions(conn, plugin_id)],
+            moves=[MoveOut.model_validate(m) for m in plugin_moves(conn, plugin_id)],
         )
 
 
 class FileOut(BaseModel):
+    model_config = ConfigDict(from_attributes=True)  # versions.CoveredFile, field for field
+
     path: str
     size: int
     sha256: str
@@ -368,7 +332,7 @@ class VersionOut(VersionRefOut):
             current=s.current_version_id == version_id,
             approved=s.approved_version_id == version_id,
             manifest=detail.manifest,
-            files=[FileOut(path=f.path, size=f.size, sha256=f.sha256) for f in detail.files],
+            files=[FileOut.model_validate(f) for f in detail.files],
             checks=VersionChecksOut(
                 manifest=FindingOut.all_of(checks.manifest, base_url),
                 update=FindingOut.all_of(checks.update, base_url),
@@ -416,6 +380,11 @@ class HeldDecisionOut(BaseModel):
     withdrawn: int
     plugin: HostPluginOut
 
+    @classmethod
+    def read(cls, conn: Connection, plugin_id: str, withdrawn: int) -> HeldDecisionOut:
+        """The records withdrawn by the decision, and the plug-in page after it."""
+        return cls(withdrawn=withdrawn, plugin=HostPluginOut.read(conn, plugin_id))
+
 
 class RetentionIn(BaseModel):
     answer: Literal["yes", "no", "unknown"]
@@ -431,6 +400,8 @@ class PurgeIn(BaseModel):
 
 
 class PurgeOut(BaseModel):
+    model_config = ConfigDict(from_attributes=True)  # retention.PurgeCount, field for field
+
     records: int
     revisions: int
     removed: bool
@@ -458,32 +429,8 @@ class ReadersOut(BaseModel):
     emails: list[str]
     organizations: list[int]
 
-
-class _Summary(TypedDict):
-    """The fields of `PluginSummaryOut`, which `HostPluginOut` extends."""
-
-    id: str
-    state: str
-    current_version: str | None
-    current_digest: str | None
-    approved_version: str | None
-    approved_digest: str | None
-    retain: str
-    held: bool
-    taken_down: bool
-    shelved: bool
-
-
-def _summary(s: PluginStatus) -> _Summary:
-    return _Summary(
-        id=s.id,
-        state=str(s.state),
-        current_version=s.current_version,
-        current_digest=s.current_digest,
-        approved_version=s.approved_version,
-        approved_digest=s.approved_digest,
-        retain=s.retain,
-        held=s.held,
-        taken_down=s.taken_down,
-        shelved=s.shelved,
-    )
+    @classmethod
+    def of(cls, found: audience.ReaderList) -> ReadersOut:
+        return cls(
+            plugin=found.plugin_id, emails=found.emails, organizations=found.organization_ids
+        )

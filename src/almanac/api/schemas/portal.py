@@ -7,12 +7,19 @@ from datetime import date, datetime
 from typing import Annotated, Any
 
 from fastapi import Path
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from almanac.api.schemas import INTEGER_ID_MAX
 from almanac.api.schemas.host import FindingOut
+from almanac.platform.contract.problems import docs_link
+from almanac.platform.publishing.identity.agreement import Acceptance, AgreementVersion
+from almanac.platform.publishing.identity.domains import CheckRecord, DomainStatus
+from almanac.platform.publishing.identity.ids import IdBinding
+from almanac.platform.publishing.identity.invitations import DecisionMade
 from almanac.platform.publishing.models import Attestation, CheckStatus, Verdict
+from almanac.platform.publishing.publication.listings import Retired
 from almanac.platform.publishing.review import submission
+from almanac.platform.publishing.review.gate import GateAnswer
 from almanac.platform.publishing.uploads import uploads
 
 AgreementVersionPath = Annotated[int, Path(ge=1, le=INTEGER_ID_MAX)]
@@ -33,6 +40,18 @@ class DomainCheckRecordOut(BaseModel):
     file_detail: str
     state_after: str
 
+    @classmethod
+    def of(cls, check: CheckRecord) -> DomainCheckRecordOut:
+        return cls(
+            at=check.at,
+            kind=check.kind.value,
+            dns_proved=check.dns_proved,
+            dns_detail=check.dns_detail,
+            file_proved=check.file_proved,
+            file_detail=check.file_detail,
+            state_after=check.state_after.value,
+        )
+
 
 class DomainOut(BaseModel):
     """The organization's domain, how to prove it and where it stands."""
@@ -52,8 +71,30 @@ class DomainOut(BaseModel):
     lapsed_at: datetime | None
     last_check: DomainCheckRecordOut | None
 
+    @classmethod
+    def of(cls, found: DomainStatus) -> DomainOut:
+        check = found.last_check
+        return cls(
+            organization_id=found.organization_id,
+            domain=found.domain,
+            state=found.state.value,
+            verified=found.verified,
+            txt_name=found.txt_name,
+            txt_value=found.txt_value,
+            file_url=found.file_url,
+            named_at=found.named_at,
+            proved_by=found.proved_by.value if found.proved_by else None,
+            verified_at=found.verified_at,
+            next_check_at=found.next_check_at,
+            grace_ends_at=found.grace_ends_at,
+            lapsed_at=found.lapsed_at,
+            last_check=None if check is None else DomainCheckRecordOut.of(check),
+        )
+
 
 class AgreementVersionOut(BaseModel):
+    model_config = ConfigDict(from_attributes=True)  # agreement.AgreementVersion, field for field
+
     version: int
     effective_on: date
     changes: str
@@ -73,12 +114,23 @@ class AgreementInEffectOut(BaseModel):
     in_effect: AgreementVersionOut | None
     upcoming: list[AgreementVersionOut]
 
+    @classmethod
+    def of(
+        cls, current: AgreementVersion | None, later: list[AgreementVersion]
+    ) -> AgreementInEffectOut:
+        return cls(
+            in_effect=None if current is None else AgreementVersionOut.model_validate(current),
+            upcoming=[AgreementVersionOut.model_validate(v) for v in later],
+        )
+
 
 class AgreementAcceptIn(BaseModel):
     version: int = Field(ge=1, le=INTEGER_ID_MAX, description="the version in effect, as read")
 
 
 class AgreementAcceptanceOut(BaseModel):
+    model_config = ConfigDict(from_attributes=True)  # agreement.Acceptance, field for field
+
     organization_id: int
     version: int
     accepted_by: int
@@ -93,6 +145,18 @@ class AgreementStandingOut(BaseModel):
     accepted_in_effect: bool
     acceptances: list[AgreementAcceptanceOut]
 
+    @classmethod
+    def of(
+        cls, current: AgreementVersion | None, accepted: list[Acceptance]
+    ) -> AgreementStandingOut:
+        """The organization's `accepted` versions against the version in effect, `current`."""
+        return cls(
+            in_effect_version=None if current is None else current.version,
+            accepted_in_effect=current is not None
+            and any(a.version == current.version for a in accepted),
+            acceptances=[AgreementAcceptanceOut.model_validate(a) for a in accepted],
+        )
+
 
 class PluginIdIn(BaseModel):
     id: str = Field(min_length=1, max_length=100, examples=["examplebank-rates"])
@@ -104,6 +168,16 @@ class PluginIdOut(BaseModel):
     kind: str = Field(description="reservation or upload")
     bound_at: datetime
     retired_at: datetime | None
+
+    @classmethod
+    def of(cls, found: IdBinding) -> PluginIdOut:
+        return cls(
+            id=found.plugin_id,
+            organization_id=found.organization_id,
+            kind=found.kind.value,
+            bound_at=found.bound_at,
+            retired_at=found.retired_at,
+        )
 
 
 class GateReasonOut(BaseModel):
@@ -120,6 +194,20 @@ class GateOut(BaseModel):
     may_submit: bool
     reasons: list[GateReasonOut]
 
+    @classmethod
+    def of(cls, answer: GateAnswer, base_url: str) -> GateOut:
+        """The gate's answer, each reason with its docs link under `base_url`."""
+        return cls(
+            organization_id=answer.organization_id,
+            may_submit=answer.may_submit,
+            reasons=[
+                GateReasonOut(
+                    code=p.code, message=p.message, fix=p.fix, docs=docs_link(p.code, base_url)
+                )
+                for p in answer.reasons
+            ],
+        )
+
 
 class InvitationDecisionOut(BaseModel):
     request_id: int
@@ -127,6 +215,16 @@ class InvitationDecisionOut(BaseModel):
     decision: str
     decided_at: datetime
     mailed: bool = Field(description="whether the requester was mailed (only when invited)")
+
+    @classmethod
+    def of(cls, made: DecisionMade, *, mailed: bool) -> InvitationDecisionOut:
+        return cls(
+            request_id=made.request_id,
+            domain=made.domain,
+            decision=made.decision.value,
+            decided_at=made.decided_at,
+            mailed=mailed,
+        )
 
 
 class UploadCheckOut(BaseModel):
@@ -281,6 +379,18 @@ class ReviewInformationOut(BaseModel):
         description="PLG-REVIEW-INVALID and PLG-REVIEW-INCOMPLETE findings; empty when complete"
     )
 
+    @classmethod
+    def of(cls, found: submission.ReviewInformationView, base_url: str) -> ReviewInformationOut:
+        return cls(
+            upload_id=found.upload_id,
+            source=found.source,
+            document=found.document,
+            sent_by=found.sent_by,
+            sent_at=found.sent_at,
+            complete=not found.problems,
+            problems=FindingOut.all_of(found.problems, base_url),
+        )
+
 
 class AttestationsIn(BaseModel):
     attestations: list[Attestation] = Field(min_length=1, max_length=5)
@@ -289,21 +399,13 @@ class AttestationsIn(BaseModel):
 class AttestationOut(BaseModel):
     """One attestation made in the organization's name for a version: who and when."""
 
+    model_config = ConfigDict(from_attributes=True)  # submission.AttestationMade, field for field
+
     attestation: Attestation
     words: str
     made_by: str
     agent_name: str | None
     made_at: datetime
-
-    @classmethod
-    def of(cls, found: submission.AttestationMade) -> AttestationOut:
-        return cls(
-            attestation=found.attestation,
-            words=found.words,
-            made_by=found.made_by,
-            agent_name=found.agent_name,
-            made_at=found.made_at,
-        )
 
 
 class SubmittedOut(BaseModel):
@@ -311,6 +413,13 @@ class SubmittedOut(BaseModel):
 
     upload: UploadOut
     replaced: UploadOut | None
+
+    @classmethod
+    def of(cls, done: submission.Submitted, base_url: str) -> SubmittedOut:
+        return cls(
+            upload=UploadOut.of(done.upload, base_url),
+            replaced=None if done.replaced is None else UploadOut.of(done.replaced, base_url),
+        )
 
 
 class SubmitIn(BaseModel):
@@ -321,6 +430,8 @@ class SubmitIn(BaseModel):
 
 class ListingOut(BaseModel):
     """A published plug-in's listing and the service's shelf and takedown acting on it."""
+
+    model_config = ConfigDict(from_attributes=True)  # listings.ListingView, field for field
 
     plugin_id: str
     organization_id: int
@@ -347,9 +458,15 @@ class RetiredOut(BaseModel):
     listing: ListingOut
     withdrawn: list[int]
 
+    @classmethod
+    def of(cls, done: Retired) -> RetiredOut:
+        return cls(listing=ListingOut.model_validate(done.listing), withdrawn=list(done.withdrawn))
+
 
 class ListingMoveOut(BaseModel):
     """One move of a plug-in's listing, with who made it and when."""
+
+    model_config = ConfigDict(from_attributes=True)  # read off the history.RecordedMove
 
     action: str
     by: str
@@ -359,6 +476,8 @@ class ListingMoveOut(BaseModel):
 
 class NoticeOut(BaseModel):
     """What the portal told the organization (also mailed to its owners and admins)."""
+
+    model_config = ConfigDict(from_attributes=True)  # notices.Notice, field for field
 
     id: int
     plugin_id: str

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import date, datetime
 from typing import Annotated
 
@@ -9,6 +10,7 @@ from fastapi import Query
 from pydantic import BaseModel, Field
 
 from almanac.platform import audience
+from almanac.platform.audience import ReadablePlugin, Shown
 
 Language = Annotated[
     str, Query(max_length=35, description="The reader's language code, such as en or es-DO.")
@@ -30,6 +32,24 @@ class ReaderPluginOut(BaseModel):
         "readers who installed it, and nobody new installs it."
     )
 
+    @classmethod
+    def of(
+        cls, plugin: ReadablePlugin, shown: Shown, language: str, *, unlisted: bool
+    ) -> ReaderPluginOut:
+        """The plug-in as the reader sees it, named in `language`, with their `shown`."""
+        return cls(
+            id=plugin.id,
+            name=plugin.display_name(language),
+            audience=plugin.audience,
+            status=plugin.status,
+            taken_down=plugin.taken_down,
+            notice=plugin.takedown_message if plugin.taken_down else None,
+            shown=shown.shown,
+            choice=shown.choice,
+            organization_default=shown.organization_default,
+            unlisted=unlisted,
+        )
+
 
 class PreferencesIn(BaseModel):
     preferences: dict[str, bool | None] = Field(
@@ -44,6 +64,19 @@ class PreferencesOut(BaseModel):
     organization_defaults: dict[str, bool]
     shown: list[str] = Field(description="The plug-ins drawn on the reader's days.")
 
+    @classmethod
+    def of(cls, shown: Mapping[str, Shown]) -> PreferencesOut:
+        """The reader's `shown` of each plug-in they may read, by plug-in id."""
+        return cls(
+            preferences={audience.shown_key(p): s.choice for p, s in shown.items()},
+            organization_defaults={
+                audience.shown_key(p): s.organization_default
+                for p, s in shown.items()
+                if s.organization_default is not None
+            },
+            shown=[p for p, s in shown.items() if s.shown],
+        )
+
 
 class OrganizationDefaultIn(BaseModel):
     shown: bool | None
@@ -53,6 +86,11 @@ class OrganizationDefaultOut(BaseModel):
     organization_id: int
     plugin: str
     shown: bool | None
+
+    @classmethod
+    def of(cls, organization_id: int, plugin_id: str, shown: bool | None) -> OrganizationDefaultOut:
+        """The default the organization's members now have for the plug-in."""
+        return cls(organization_id=organization_id, plugin=plugin_id, shown=shown)
 
 
 class ReportIn(BaseModel):

@@ -6,12 +6,18 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from almanac.api.schemas.host import FindingOut
 from almanac.api.schemas.portal import AttestationOut, UploadOut
 from almanac.platform.publishing.models import Verdict
-from almanac.platform.publishing.review.desk import NOTE_MAX, REASON_MAX
+from almanac.platform.publishing.review.desk import (
+    NOTE_MAX,
+    REASON_MAX,
+    QueueEntry,
+    ReviewedVersion,
+    SentBack,
+)
 
 
 class ReviewQueueEntryOut(BaseModel):
@@ -26,9 +32,24 @@ class ReviewQueueEntryOut(BaseModel):
     waiting_seconds: int
     update: bool = Field(description="a version of the plug-in was published before")
 
+    @classmethod
+    def of(cls, e: QueueEntry) -> ReviewQueueEntryOut:
+        return cls(
+            upload_id=e.upload_id,
+            plugin_id=e.plugin_id,
+            version=e.version,
+            organization_id=e.organization_id,
+            organization=e.organization,
+            submitted_at=e.submitted_at,
+            waiting_seconds=int(e.waiting.total_seconds()),
+            update=e.update,
+        )
+
 
 class FileChangeOut(BaseModel):
     """One file of the version against the published version."""
+
+    model_config = ConfigDict(from_attributes=True)  # desk.FileChange, field for field
 
     path: str
     change: str = Field(description="added, removed, changed or same")
@@ -43,6 +64,8 @@ class FileChangeOut(BaseModel):
 
 class ReviewDecisionOut(BaseModel):
     """A reviewer's decision with its reason and note."""
+
+    model_config = ConfigDict(from_attributes=True)  # decisions.DecisionView, field for field
 
     id: int
     upload_id: int
@@ -66,6 +89,15 @@ class SentBackOut(BaseModel):
         description="the reviewed files (review.json being the review information in force, "
         "laid out alike on both sides) against the upload sent back"
     )
+
+    @classmethod
+    def of(cls, found: SentBack) -> SentBackOut:
+        return cls(
+            upload_id=found.upload_id,
+            version=found.version,
+            decided_at=found.decided_at,
+            files=[FileChangeOut.model_validate(f) for f in found.files],
+        )
 
 
 class ReviewedVersionOut(BaseModel):
@@ -103,6 +135,30 @@ class ReviewedVersionOut(BaseModel):
         description="for a resubmission, the newest earlier upload sent back with changes "
         "requested, and the file diff against it"
     )
+
+    @classmethod
+    def of(cls, found: ReviewedVersion, base_url: str) -> ReviewedVersionOut:
+        """The version as the desk shows it, with docs links under `base_url`."""
+        return cls(
+            upload=UploadOut.of(found.upload, base_url),
+            organization=found.organization,
+            domain=found.domain,
+            domain_verified=found.domain_verified,
+            reviewed=found.reviewed,
+            publish_on_approval=found.publish_on_approval,
+            published_version=found.published_version,
+            files=[FileChangeOut.model_validate(f) for f in found.files],
+            findings=FindingOut.all_of(found.findings, base_url),
+            warnings=FindingOut.all_of(found.warnings, base_url),
+            review=found.review,
+            attestations=[AttestationOut.model_validate(a) for a in found.attestations],
+            record_diff=None if found.record_diff is None else dict(found.record_diff),
+            decisions=[ReviewDecisionOut.model_validate(d) for d in found.decisions],
+            earlier_decisions=[
+                ReviewDecisionOut.model_validate(d) for d in found.earlier_decisions
+            ],
+            sent_back=None if found.sent_back is None else SentBackOut.of(found.sent_back),
+        )
 
 
 class ReviewDecisionIn(BaseModel):

@@ -6,6 +6,8 @@ from datetime import datetime
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from almanac.platform.accounts import StaffGrant
+
 
 class StaffGrantIn(BaseModel):
     email: str = Field(max_length=320)
@@ -17,6 +19,15 @@ class StaffGrantOut(BaseModel):
     email: str
     role: str
     granted_at: datetime
+
+    @classmethod
+    def of(cls, row: StaffGrant) -> StaffGrantOut:
+        return cls(
+            account_id=row.account_id,
+            email=row.account.email,
+            role=row.role,
+            granted_at=row.granted_at,
+        )
 
 
 class OutboxMessageOut(BaseModel):

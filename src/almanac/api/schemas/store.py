@@ -7,6 +7,8 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from almanac.platform.publishing.publication.storefront import ExampleDay, StoreEntry, StorePage
+
 
 class StoreEntryOut(BaseModel):
     """A plug-in as the store lists it, in the reader's language."""
@@ -20,6 +22,19 @@ class StoreEntryOut(BaseModel):
     icon: str | None = Field(description="address of the listing's icon (PNG)")
     installed: bool
 
+    @classmethod
+    def of(cls, entry: StoreEntry) -> StoreEntryOut:
+        return cls(
+            plugin_id=entry.plugin_id,
+            name=entry.name,
+            tagline=entry.tagline,
+            category=entry.category,
+            publisher_domain=entry.publisher_domain,
+            verified=entry.verified,
+            icon=f"/api/v1/store/plugins/{entry.plugin_id}/icon.png" if entry.has_icon else None,
+            installed=entry.installed,
+        )
+
 
 class StoreExampleDayOut(BaseModel):
     """A listing example: its caption and the day as a reader sees it."""
@@ -27,6 +42,10 @@ class StoreExampleDayOut(BaseModel):
     date: date
     caption: str
     day: dict[str, Any] = Field(description="the day's {date, sections}, as /reader/days draws")
+
+    @classmethod
+    def of(cls, example: ExampleDay) -> StoreExampleDayOut:
+        return cls(date=example.date, caption=example.caption, day=dict(example.day))
 
 
 class StorePageOut(BaseModel):
@@ -50,3 +69,22 @@ class StorePageOut(BaseModel):
     listing_state: str = Field(description="listed, unlisted, shelved, taken-down or retired")
     in_store: bool
     takedown_message: str | None
+
+    @classmethod
+    def of(cls, page: StorePage) -> StorePageOut:
+        return cls(
+            entry=StoreEntryOut.of(page.entry),
+            description=page.description,
+            keywords=list(page.keywords),
+            links=dict(page.links),
+            sources=[dict(s) for s in page.sources],
+            examples=[StoreExampleDayOut.of(e) for e in page.examples],
+            schedule=page.schedule,
+            timezone=page.timezone,
+            schedule_words=page.schedule_words,
+            version=page.version,
+            last_success=page.last_success,
+            listing_state=page.listing_state,
+            in_store=page.in_store,
+            takedown_message=page.takedown_message,
+        )

@@ -6,6 +6,8 @@ from datetime import datetime
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from almanac.platform.accounts.tokens import NewToken
+
 
 class TokenIn(BaseModel):
     name: str = Field(min_length=1, max_length=100)
@@ -23,3 +25,8 @@ class TokenOut(BaseModel):
 
 class TokenCreatedOut(TokenOut):
     token: str = Field(description="The token itself: shown only in this response.")
+
+    @classmethod
+    def of(cls, new: NewToken) -> TokenCreatedOut:
+        """The new token, with its secret this once."""
+        return cls(**dict(TokenOut.model_validate(new.token)), token=new.secret)
