@@ -19,7 +19,7 @@ import os
 import threading
 import time
 from collections.abc import Iterator, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -34,7 +34,12 @@ from dagster._daemon.run_coordinator.queued_run_coordinator_daemon import (
 from dagster._daemon.sensor import execute_sensor_iteration
 from sqlalchemy import Engine, text
 
-from almanac.assets.control import dagster_yaml, prepare_dagster_storage, set_run_slots
+from almanac.assets.control import (
+    SENSOR_THREADS,
+    dagster_yaml,
+    prepare_dagster_storage,
+    set_run_slots,
+)
 from almanac.orchestration.catalog import SNAPSHOT_ENV, load_catalog
 from almanac.orchestration.folders import register_folder
 from almanac.platform.store.engine import write_transaction
@@ -102,17 +107,24 @@ class Production:
     )
 
     def sensor_tick(self, at: datetime | None = None) -> float:
-        """One sensor daemon iteration (under Dagster's clock at `at` when given); seconds."""
+        """One sensor daemon iteration (under Dagster's clock at `at` when given), as the daemon
+        makes it with dagster.yaml's `sensors` settings: each sensor's tick in a thread and its
+        runs submitted by `submit_workers` threads; seconds until every tick ended."""
         began = time.perf_counter()
         frozen = freeze_time(at) if at is not None else contextlib.nullcontext()
-        pool = (
-            ThreadPoolExecutor(self.submit_workers, thread_name_prefix="sensor_submit_worker")
-            if self.submit_workers
-            else None
-        )
-        with frozen, pool or contextlib.nullcontext():
-            for _ in execute_sensor_iteration(self.workspace, self.logger, None, pool):
+        with contextlib.ExitStack() as stack:
+            stack.enter_context(frozen)
+            ticks = submit = None
+            futures: dict[str, Future[Any]] = {}
+            if self.submit_workers:
+                ticks = stack.enter_context(ThreadPoolExecutor(SENSOR_THREADS))
+                submit = stack.enter_context(ThreadPoolExecutor(self.submit_workers))
+            for _ in execute_sensor_iteration(
+                self.workspace, self.logger, ticks, submit, futures if ticks else None
+            ):
                 pass
+            for future in futures.values():
+                future.result()
         return time.perf_counter() - began
 
     def dequeue(self) -> None:
