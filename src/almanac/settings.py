@@ -18,8 +18,9 @@ class Settings:
     database_url: str
     base_url: str
     run_slots: int = 1
-    """How many plug-in runs may go at once (the `almanac` pool's limit; Running rule 5 asks
-    for one; a bigger host may allow more)."""
+    """How many plug-in runs may go at once (`ALMANAC_RUN_SLOTS`, the `almanac` pool's limit):
+    one, Running rule 5's "one at a time", unless an operator allows more; never two runs of
+    one plug-in, and none beside a deployment, whatever the number (0 holds every run)."""
     api_workers: int = 1
     """How many uvicorn worker processes serve the API (`ALMANAC_API_WORKERS`): each holds no
     state of its own (sessions and counters live in the store), so a proxy may spread requests

@@ -40,7 +40,10 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
+import multiprocessing
+import multiprocessing.process
 import threading
+import time
 from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -52,6 +55,8 @@ from zoneinfo import ZoneInfo
 import dagster as dg
 import trustme
 from dagster._core.definitions.reconstruct import ReconstructableJob
+from dagster._core.execution.api import execute_run
+from dagster._core.launcher.sync_in_memory_run_launcher import SyncInMemoryRunLauncher
 from dagster._core.remote_origin import InProcessCodeLocationOrigin
 from dagster._core.test_utils import (
     InProcessTestWorkspaceLoadTarget,
@@ -64,6 +69,7 @@ from dagster._daemon.run_coordinator.queued_run_coordinator_daemon import (
     QueuedRunCoordinatorDaemon,
 )
 from dagster._daemon.sensor import execute_sensor_iteration
+from dagster._utils.hosted_user_process import recon_job_from_origin
 from sqlalchemy import Engine, select
 
 from almanac.assets.control import dagster_yaml, prepare_dagster_storage, set_run_slots
@@ -161,10 +167,18 @@ class SourceServer:
         """Paths requested so far, in order."""
         return [r.path for r in self._server.requests]
 
-    def serve(self, path: str, body: bytes) -> None:
+    def serve(self, path: str, body: bytes, *, delay: float = 0.0) -> None:
+        """Answer `path` with `body`, `delay` seconds after the request came."""
+
         def route(handler: Handler) -> None:
+            if delay:
+                time.sleep(delay)
             handler.reply(200, body, {"Content-Type": "application/octet-stream"})
 
+        self._server.routes[path] = route
+
+    def answer(self, path: str, route: Callable[[Handler], None]) -> None:
+        """Answer `path` as `route` does with the request's handler."""
         self._server.routes[path] = route
 
     def fail(self, path: str, status: int = 404) -> None:
@@ -311,22 +325,61 @@ def store_runs(engine: Engine, plugin_id: str) -> list[dict[str, Any]]:
 # -- Dagster ---------------------------------------------------------------------------------
 
 
-def write_dagster_home(home: Path, database_url: str = "sqlite:///unused.db") -> Path:
+class ForkedRunLauncher(SyncInMemoryRunLauncher):
+    """Each run executes in a fork of the test process, with an instance of its own from the
+    launching instance's reference (as a run worker makes it): runs the pool lets go together
+    go at once (the synchronous launcher executes one after the other, inside the queue's
+    iteration; Dagster's execution is not safe in threads). The fork inherits the open
+    orchestrator, so the run loads the same code location. `join` waits for the runs."""
+
+    def __init__(self, inst_data: Any = None) -> None:
+        super().__init__(inst_data=inst_data)
+        self.workers: list[multiprocessing.process.BaseProcess] = []
+
+    def launch_run(self, context: Any) -> None:
+        forks = multiprocessing.get_context("fork")
+        worker = forks.Process(
+            target=_execute_forked,
+            args=(context.job_code_origin, context.dagster_run.run_id, self._instance.get_ref()),
+            daemon=True,
+        )
+        worker.start()
+        self.workers.append(worker)
+
+    def join(self, timeout: float = 120.0) -> None:
+        for worker in self.workers:
+            worker.join(timeout)
+            assert worker.exitcode is not None, "a run did not end"
+
+
+def _execute_forked(origin: Any, run_id: str, instance_ref: Any) -> None:
+    """A forked run worker's body: the store's pooled connections are the parent's, so its
+    engine lets them go unclosed and opens its own."""
+    if _ACTIVE is not None:
+        _ACTIVE.engine.dispose(close=False)
+    with dg.DagsterInstance.from_ref(instance_ref) as instance:
+        run = instance.get_run_by_id(run_id)
+        assert run is not None
+        execute_run(recon_job_from_origin(origin), run, instance)
+
+
+def write_dagster_home(
+    home: Path, database_url: str = "sqlite:///unused.db", *, concurrent: bool = False
+) -> Path:
     """A DAGSTER_HOME whose dagster.yaml is the service's own (`dagster_yaml`: queued runs,
     pools per run, run monitoring; SQLite storage under the home for a SQLite store URL), plus
-    the synchronous in-process run launcher so that runs execute in the test process."""
+    an in-process run launcher so that runs execute in the test process: synchronously, or
+    each in a fork of it when `concurrent`."""
     home.mkdir(parents=True, exist_ok=True)
     settings = Settings(
         home=home.parent, api_port=0, dagster_port=0, database_url=database_url, base_url=BASE_URL
     )
-    text = dagster_yaml(
-        settings,
-        run_launcher=(
-            "dagster._core.launcher.sync_in_memory_run_launcher",
-            "SyncInMemoryRunLauncher",
-        ),
+    launcher = (
+        (__name__, "ForkedRunLauncher")
+        if concurrent
+        else ("dagster._core.launcher.sync_in_memory_run_launcher", "SyncInMemoryRunLauncher")
     )
-    (home / "dagster.yaml").write_text(text)
+    (home / "dagster.yaml").write_text(dagster_yaml(settings, run_launcher=launcher))
     return home
 
 
@@ -404,6 +457,7 @@ class Orchestrator:
         plugin_checks: bool = False,
         mailer: Callable[[], Any] | None = None,
         dagster_on_store: bool = False,
+        concurrent: bool = False,
     ) -> Iterator[Orchestrator]:
         """Open the instance under `folder/dagster`, a workspace over `harness_definitions`,
         and a pipeline with `downloader(clock)` and `room` (default: the real LockedRoom), the
@@ -411,7 +465,8 @@ class Orchestrator:
         a run every 15 minutes and after each plug-in run) are left out unless
         `plugin_checks`; `mailer` makes their mailer (default: the outbox). `dagster_on_store`:
         Dagster's storage in the store's PostgreSQL database (its own schema), as the service
-        keeps it there."""
+        keeps it there. `concurrent`: each launched run executes in a fork of the test process
+        (`ForkedRunLauncher`: `dequeue` returns while they go; `join_runs` waits)."""
         global _ACTIVE
         clock = FrozenClock(start or datetime(2026, 1, 1, tzinfo=UTC))
         pipeline = RunPipeline(
@@ -425,9 +480,9 @@ class Orchestrator:
         if dagster_on_store:
             url = engine.url.render_as_string(hide_password=False)
             prepare_dagster_storage(Settings(folder, 0, 0, url, BASE_URL))
-            home = write_dagster_home(folder / "dagster", url)
+            home = write_dagster_home(folder / "dagster", url, concurrent=concurrent)
         else:
-            home = write_dagster_home(folder / "dagster")
+            home = write_dagster_home(folder / "dagster", concurrent=concurrent)
         target = InProcessTestWorkspaceLoadTarget(
             InProcessCodeLocationOrigin(
                 LoadableTargetOrigin(module_name=__name__, attribute="harness_definitions"),
@@ -555,6 +610,12 @@ class Orchestrator:
 
     def set_slots(self, slots: int) -> None:
         set_run_slots(self.instance, slots)
+
+    def join_runs(self) -> None:
+        """Wait for the runs a concurrent orchestrator launched to end."""
+        launcher = self.instance.run_launcher
+        assert isinstance(launcher, ForkedRunLauncher), "not a concurrent orchestrator"
+        launcher.join()
 
 
 def run_summary(run: dg.DagsterRun) -> tuple[str, str, str | None, str]:

@@ -10,6 +10,8 @@ from pathlib import Path
 
 import dagster as dg
 import psycopg
+from dagster_postgres.run_storage import PostgresRunStorage
+from sqlalchemy import event
 
 from almanac.assets.control import DAGSTER_SCHEMA, run_slots
 from almanac.dagster_storage import PooledPostgresStorage
@@ -37,7 +39,7 @@ def test_dagster_storage_is_postgres_in_its_own_schema(tmp_path: Path) -> None:
         assert "postgres_url:" in (settings.dagster_home / "dagster.yaml").read_text()
 
         with dg.DagsterInstance.from_config(str(settings.dagster_home)) as instance:
-            assert type(instance.run_storage).__name__ == "PostgresRunStorage"
+            assert isinstance(instance.run_storage, PostgresRunStorage)
             with dg.DagsterInstance.from_ref(instance.get_ref()) as run_workers:
                 for made in (instance, run_workers):
                     assert isinstance(made.get_ref().storage, PooledPostgresStorage)
@@ -95,7 +97,7 @@ def test_dagster_storage_survives_its_backends_being_terminated(tmp_path: Path) 
                 with psycopg.connect(plain, autocommit=True) as conn:
                     ended = conn.execute(
                         "SELECT count(*) FROM pg_stat_activity, "
-                        "LATERAL pg_terminate_backend(pid) AS ended "
+                        "LATERAL pg_terminate_backend(pid, 10000) AS ended "
                         "WHERE pid = ANY(%s) AND ended",
                         (list(before),),
                     ).fetchone()
@@ -109,3 +111,36 @@ def test_dagster_storage_survives_its_backends_being_terminated(tmp_path: Path) 
                     "after the backends ended"
                 ]
                 assert run_slots(made) == settings.run_slots
+
+
+def test_a_storage_call_makes_only_its_own_statements(tmp_path: Path) -> None:
+    """Reading a run, storing a run event and an asset event ask PostgreSQL's catalog nothing
+    once the storage has read its schema (issue 33: every read of a run read the runs table's
+    columns first, three statements more than the read)."""
+    with fresh_postgres_engine("dagster_statements") as engine:
+        url = engine.url.render_as_string(hide_password=False)
+        settings = load_settings({"ALMANAC_HOME": str(tmp_path), "ALMANAC_DATABASE_URL": url})
+        prepare(settings, examples=None)
+        with dg.DagsterInstance.from_config(str(settings.dagster_home)) as instance:
+            run = instance.add_run(dg.DagsterRun(job_name="__ASSET_JOB"))
+            asset = dg.AssetMaterialization(asset_key="warm")
+            instance.report_runless_asset_event(asset)
+            instance.get_run_by_id(run.run_id)
+            statements: list[str] = []
+
+            def note(conn: object, cursor: object, statement: str, *rest: object) -> None:
+                statements.append(statement)
+
+            engines = [
+                instance.run_storage._engine,  # type: ignore[attr-defined]
+                instance.event_log_storage._engine,  # type: ignore[attr-defined]
+            ]
+            for kept in engines:
+                event.listen(kept, "before_cursor_execute", note)
+            instance.get_run_by_id(run.run_id)
+            instance.report_run_canceling(run)
+            instance.report_runless_asset_event(dg.AssetMaterialization(asset_key="later"))
+            for kept in engines:
+                event.remove(kept, "before_cursor_execute", note)
+        catalog = [s for s in statements if "pg_catalog" in s]
+        assert statements and not catalog, catalog

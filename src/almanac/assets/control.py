@@ -1,5 +1,6 @@
-"""Operating the orchestrator: the Dagster instance's configuration, the `almanac` pool's limit
-(one run at a time), the deployment hold, and backfills launched from the command line."""
+"""Operating the orchestrator: the Dagster instance's configuration, the run coordinator that
+names each run's plug-in, the `almanac` pool's limit (the run slots, one by default), the
+deployment hold, and backfills launched from the command line."""
 
 import time
 from collections.abc import Callable
@@ -13,7 +14,7 @@ from almanac.assets.dagster_private import (
     get_current_timestamp,
     make_new_backfill_id,
 )
-from almanac.assets.tags import POOL, TAG_PLUGIN, TAG_TRIGGER, asset_key
+from almanac.assets.tags import POOL, TAG_PLUGIN, TAG_TRIGGER, asset_key, plugin_of_run
 from almanac.platform.lifecycle import RunTrigger
 from almanac.platform.store.engine import upgrade_database
 from almanac.settings import Settings
@@ -46,23 +47,48 @@ def dagster_postgres_url(database_url: str) -> str | None:
 
 
 RUN_LAUNCHER = ("almanac.run_launcher", "ForkServerRunLauncher")
+SENSOR_THREADS = 4
+"""Sensors the sensor daemon evaluates at once (a long tick of one delays none of the others)."""
+SUBMIT_THREADS = 4
+"""Runs the sensor daemon submits at once."""
+RUN_COORDINATOR = ("almanac.assets.control", "PluginRunCoordinator")
+
+
+class PluginRunCoordinator(dg.QueuedRunCoordinator):
+    """Dagster's queued run coordinator that tags each run of one plug-in with the plug-in
+    (`almanac/plugin`) when it is queued, however it was launched (the minute sensor tags its
+    own; a backfill or a materialization from the Dagster UI does not): the queue's limit of
+    one running run per plug-in (dagster.yaml) counts every run of it."""
+
+    def submit_run(self, context: dg.SubmitRunContext) -> dg.DagsterRun:
+        run = context.dagster_run
+        plugin = plugin_of_run(run.tags, list(run.asset_selection or ()))
+        if plugin is not None and TAG_PLUGIN not in run.tags:
+            self._instance.add_run_tags(run.run_id, {TAG_PLUGIN: plugin})
+        return super().submit_run(context)
 
 
 def dagster_yaml(settings: Settings, run_launcher: tuple[str, str] = RUN_LAUNCHER) -> str:
-    """dagster.yaml: queued runs, pools enforced per run (the limit itself is kept in the
-    instance, see `set_run_slots`), run workers started by `run_launcher` (module, class),
-    compute logs in files under Dagster's home, telemetry off, and the storage beside the
-    store's."""
+    """dagster.yaml: queued runs (one running run per plug-in), pools enforced per run (the
+    limit itself is kept in the instance, see `set_run_slots`), sensors' runs submitted in
+    threads, run workers started by `run_launcher` (module, class), compute logs in files under
+    Dagster's home, telemetry off, and the storage beside the store's."""
     lines = [
         "telemetry:",
         "  enabled: false",
         "run_coordinator:",
-        "  module: dagster._core.run_coordinator",
-        "  class: QueuedRunCoordinator",
-        # Runs go one at a time: the queue daemon looks for the next one each second once the
-        # pool frees (Dagster's default is every 5 seconds, up to 5 idle seconds a run).
+        f"  module: {RUN_COORDINATOR[0]}",
+        f"  class: {RUN_COORDINATOR[1]}",
+        # Runs go one at a time by default: the queue daemon looks for the next one each second
+        # once the pool frees (Dagster's default is every 5 seconds, up to 5 idle seconds a run).
         "  config:",
         "    dequeue_interval_seconds: 1",
+        # With more run slots, never two runs of one plug-in at once (Running rule 5).
+        "    tag_concurrency_limits:",
+        f"      - key: {TAG_PLUGIN}",
+        "        value:",
+        "          applyLimitPerUniqueValue: true",
+        "        limit: 1",
         # By default each run worker is a fork of a process that imported Dagster and the code
         # location once (`almanac.run_launcher`): a fresh interpreter a run costs seconds.
         "run_launcher:",
@@ -75,6 +101,13 @@ def dagster_yaml(settings: Settings, run_launcher: tuple[str, str] = RUN_LAUNCHE
         "  class: FileComputeLogManager",
         "  config:",
         f"    base_dir: {str(settings.dagster_home / 'storage')!r}",
+        # The minute sensor submits each run it asks for (created, planned by the code server,
+        # queued): in threads, one run's waits on the code server and the database overlap
+        # another's (issue 33: 300 hourly runs took 157 s to submit one after the other).
+        "sensors:",
+        "  use_threads: true",
+        f"  num_workers: {SENSOR_THREADS}",
+        f"  num_submit_workers: {SUBMIT_THREADS}",
         "concurrency:",
         "  pools:",
         "    granularity: run",
@@ -110,7 +143,8 @@ def prepare_dagster_storage(settings: Settings) -> None:
 
 
 def set_run_slots(instance: dg.DagsterInstance, slots: int) -> None:
-    """How many plug-in runs go at once (Running rule 5: one by default; 0 holds them all)."""
+    """How many plug-in runs go at once (Running rule 5: one by default, `ALMANAC_RUN_SLOTS`
+    more, never two of one plug-in; 0 holds them all)."""
     instance.event_log_storage.set_concurrency_slots(POOL, slots)
 
 

@@ -1,6 +1,7 @@
 """Which runs start now: the Running rules as the minute sensor asks them.
 
-Rules 1-2 (scheduled times, missed and clock-changed times) are `is_due`; rule 3 (approval,
+Rules 1-2 (scheduled times, missed and clock-changed times) are `is_due` (here `due_since`
+the newest scheduled time, shared by the plug-ins of one schedule and zone); rule 3 (approval,
 resume, first run) and rule 4 (the retry 30 minutes after a failure, left by the store's
 `record_failed_run`) arrive as run requests. Every clock read is the `now` argument.
 """
@@ -8,14 +9,19 @@ resume, first run) and rule 4 (the retry 30 minutes after a failure, left by the
 from __future__ import annotations
 
 import functools
-from collections.abc import Collection
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from datetime import date, datetime
 
 from sqlalchemy import Connection, Engine, func, select
 
 from almanac.platform.contract.context import today_in_zone
-from almanac.platform.contract.schedule import Schedule, is_due, parse_schedule
+from almanac.platform.contract.schedule import (
+    Schedule,
+    due_since,
+    latest_scheduled_at_or_before,
+    parse_schedule,
+)
 from almanac.platform.lifecycle import RunTrigger, State
 from almanac.platform.store.engine import write_transaction
 from almanac.platform.store.run_requests import OpenRunRequest, open_run_requests, take_run_request
@@ -64,6 +70,18 @@ class DuePlan:
 @functools.lru_cache(maxsize=4096)
 def _schedule(text: str) -> Schedule:
     return parse_schedule(text)
+
+
+def _newest_scheduled(now: datetime) -> Callable[[str, str], datetime | None]:
+    """The newest scheduled instant at or before `now` of a schedule in a zone, worked out once
+    for every plug-in of one evaluation that shares them (issue 33: the cron search was 0.4 ms
+    a plug-in, 4 s an evaluation at 10,000 plug-ins)."""
+
+    @functools.cache
+    def newest(schedule: str, zone: str) -> datetime | None:
+        return latest_scheduled_at_or_before(_schedule(schedule), zone, now)
+
+    return newest
 
 
 def runnable_plugins(conn: Connection) -> dict[str, Runnable]:
@@ -117,6 +135,7 @@ def plan_runs(
     or, when `known` is given, one the orchestrator has not loaded yet (it is asked again at
     the next evaluation)."""
     candidates = runnable_plugins(conn)
+    newest = _newest_scheduled(now)
     orders: dict[str, RunOrder] = {}
     dropped: list[int] = []
     for request in open_run_requests(conn, now):
@@ -145,7 +164,7 @@ def plan_runs(
             continue
         if known is not None and plugin.id not in known:
             continue
-        due = is_due(_schedule(plugin.schedule), plugin.timezone, plugin.last_attempt, now)
+        due = due_since(newest(plugin.schedule, plugin.timezone), plugin.last_attempt)
         if not due.due:
             continue
         if due.first_run:

@@ -257,7 +257,12 @@ def is_due(schedule: Schedule, zone: str, last_attempt: datetime | None, now: da
     Several missed times give one run, for the newest of them. `last_attempt` None means the
     plug-in was never attempted: its very first run starts at once (rule 3), so it is due.
     """
-    newest = latest_scheduled_at_or_before(schedule, zone, now)
+    return due_since(latest_scheduled_at_or_before(schedule, zone, now), last_attempt)
+
+
+def due_since(newest: datetime | None, last_attempt: datetime | None) -> Due:
+    """`is_due` once the newest scheduled instant at or before now is known (`None`: none):
+    plug-ins that share a schedule and a zone share it, and it is the costly part."""
     if last_attempt is None:
         return Due(due=True, scheduled_for=newest, first_run=True)
     last_attempt = _aware_utc(last_attempt, "last_attempt")
