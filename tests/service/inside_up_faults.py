@@ -46,7 +46,8 @@ from tests.service.up import (
 
 PLUGIN = "big-batch-rates"
 RECORDS = 75_000
-"""Daily values up to today: a write of seconds, long enough to be caught writing."""
+"""Daily values up to today: a batch far bigger than what the full disk has left, and on
+PostgreSQL a write of that many rows held before its commit."""
 RUN_SECONDS = 420
 """Bound for the plug-in's first run to reach its write after approval."""
 OUTCOME_SECONDS = 240
@@ -298,10 +299,9 @@ def _one_outcome(
     started: Started, since: float, what: str, fault_ends: Callable[[], str] | None = None
 ) -> tuple[dict[str, Any], dict[str, Any]]:
     """The plug-in's one store run and its Dagster run, once the Dagster run ended with its
-    outcome kept and the run-failure sensor, which would keep another, ticked since; prints
-    the times from `since` (`what`). A fault that lasts (`fault_ends`) ends once the run's
-    worker is gone or Dagster recorded the run's end, at the latest `FAULT_SECONDS` after the
-    store kept the outcome."""
+    outcome kept; prints the times from `since` (`what`). A fault that lasts (`fault_ends`)
+    ends once the run's worker is gone or Dagster recorded the run's end, at the latest
+    `FAULT_SECONDS` after the store kept the outcome."""
     up, operator = started.up, started.operator
     workers: set[int] = set()
 
@@ -331,24 +331,34 @@ def _one_outcome(
         up,
         lambda: _ended_and_recorded(up),
     )
-    recorded_after = time.monotonic() - since
-    _until(
-        "a tick of the run-failure sensor after the run's end",
-        SENSOR_SECONDS,
-        up,
-        lambda: _failure_sensor_done_after(up, dagster_run["endTime"]),
-    )
-    ticked_after = time.monotonic() - since
-    runs = _plugin_runs(operator)
     print(
-        f"the Dagster run {dagster_run['status']}, recorded, {recorded_after:.1f} s after "
-        f"{what}; after the run-failure sensor's next tick ({ticked_after:.1f} s) the "
-        f"store's runs: {[(r['id'], r['trigger'], r['outcome'], r['reason']) for r in runs]}"
+        f"the Dagster run {dagster_run['status']}, recorded, "
+        f"{time.monotonic() - since:.1f} s after {what}"
     )
-    assert [r["id"] for r in runs] == [run["id"]], runs
     tags = {tag["key"]: tag["value"] for tag in dagster_run["tags"]}
     assert tags["almanac/recorded"] == str(run["id"])
     return run, dagster_run
+
+
+def _no_second_outcome(
+    started: Started, run: dict[str, Any], dagster_run: dict[str, Any], since: float, what: str
+) -> None:
+    """Once the run-failure sensor, which would keep a second outcome of the faulted run,
+    finished a tick begun after that run's end: the store still has the one outcome (besides
+    backfills); prints the time from `since` (`what`)."""
+    _until(
+        "a tick of the run-failure sensor after the run's end",
+        SENSOR_SECONDS,
+        started.up,
+        lambda: _failure_sensor_done_after(started.up, dagster_run["endTime"]),
+    )
+    runs = [r for r in _plugin_runs(started.operator) if r["trigger"] != "backfill"]
+    print(
+        f"after the run-failure sensor's next tick ({time.monotonic() - since:.1f} s after "
+        f"{what}) the store's runs: "
+        f"{[(r['id'], r['trigger'], r['outcome'], r['reason']) for r in runs]}"
+    )
+    assert [r["id"] for r in runs] == [run["id"]], runs
 
 
 def test_terminating_every_backend_while_a_run_writes_keeps_one_outcome(
@@ -392,10 +402,12 @@ def test_terminating_every_backend_while_a_run_writes_keeps_one_outcome(
             assert _stored_records(started) == (0, 0)
 
             # The webserver and the daemon go on: a day backfilled from the UI runs and
-            # succeeds.
+            # succeeds (launched now: the backfill daemon's pass and the run-failure sensor's
+            # next tick are awaited together).
             day = started.today - timedelta(days=2)
             launched, launched_at = time.monotonic(), datetime.now(UTC)
             launch_partition_backfill(up.ui, PLUGIN, [day.isoformat()])
+            _no_second_outcome(started, run, dagster_run, fault, "the termination")
             [backfilled] = _until(
                 "the backfill's outcome",
                 NEXT_RUN_SECONDS,
@@ -411,8 +423,10 @@ def test_terminating_every_backend_while_a_run_writes_keeps_one_outcome(
                 f"termination), {backfilled['outcome']} {done_after:.1f} s after its launch"
             )
             assert (backfilled["outcome"], backfilled["today"]) == ("success", day.isoformat())
-            # Every record up to that day is new: nothing of the faulted write was left.
+            # Every record up to that day is new: nothing of the faulted write was left. A
+            # backfill changes no state (DECISIONS 8).
             assert backfilled["new"] == RECORDS - 2, backfilled
+            assert _plugin_state(operator) == "failing"
             assert readers.read().status_code == 200
     print(f"readers answered {len(readers.statuses)} times; not 200: {readers.failed()}")
     assert readers.statuses and readers.failed() == []
@@ -449,7 +463,8 @@ def test_a_full_disk_while_a_run_writes_keeps_one_outcome_on_the_embedded_defaul
             approved_at = time.monotonic()
             readers = _approve(started)
             with readers.throughout():
-                run, _ = _one_outcome(started, approved_at, "the approval", free_the_disk)
+                run, dagster_run = _one_outcome(started, approved_at, "the approval", free_the_disk)
+                _no_second_outcome(started, run, dagster_run, approved_at, "the approval")
                 assert run["trigger"] == "first" and run["outcome"] in ("success", "failure")
                 # The state follows the one outcome, and the batch is all there or not at all.
                 if run["outcome"] == "success":

@@ -18,6 +18,7 @@ FIGURES = (
     "the run's outcome kept ",
     "the disk freed ",
     "the Dagster run ",
+    "after the run-failure sensor's next tick ",
     "next run: ",
     "readers answered ",
 )
