@@ -1,12 +1,14 @@
-"""HTTP helpers of the agent tests: the device grant's two endpoints, an owner's approval, and an
-agent token obtained the way the tool obtains it."""
+"""HTTP helpers of the agent tests: the device grant's two endpoints, an owner's approval, an
+agent token obtained the way the tool obtains it, and a reviewer's approval of an upload."""
 
 from __future__ import annotations
 
 from datetime import timedelta
 
 import httpx
+from sqlalchemy.orm import Session
 
+from almanac.platform import accounts
 from tests.api.conftest import Api
 
 V1 = "/api/v1"
@@ -74,3 +76,22 @@ def bearer(api: Api, token: str) -> httpx.Client:
     client = api.client()
     client.headers["authorization"] = f"Bearer {token}"
     return client
+
+
+def approve_as_reviewer(api: Api, upload_id: int) -> None:
+    """A staff reviewer approves the upload at the desk, sending back what the desk showed."""
+    reviewer = api.signed_in("reviewer@service.example")
+    with Session(api.engine) as db:
+        accounts.grant_staff_role(db, "reviewer@service.example", "reviewer", api.clock())
+        db.commit()
+    desk = reviewer.get(f"{V1}/review/uploads/{upload_id}").json()
+    decided = reviewer.post(
+        f"{V1}/review/uploads/{upload_id}/decision",
+        json={
+            "decision": "approve",
+            "reason": "meets the rules",
+            "note": "",
+            "reviewed": desk["reviewed"],
+        },
+    )
+    assert decided.status_code == 200, decided.text

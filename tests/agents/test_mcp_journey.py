@@ -21,10 +21,8 @@ from typing import Any
 import anyio
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
-from sqlalchemy.orm import Session
 
-from almanac.platform import accounts
-from tests.agents.helpers import V1, approve
+from tests.agents.helpers import approve, approve_as_reviewer
 from tests.agents.test_agent_api import Bank
 from tests.agents.tool_runner import TOOL, UK, Run, Tool, user_code
 from tests.publishing.test_submission import may_submit
@@ -64,25 +62,6 @@ def login_as_told(tool: Tool, bank: Bank, command: str) -> Run:
     assert approved.status_code == 200, approved.text
     stdout, stderr = running.communicate(timeout=60)
     return Run(running.returncode, stdout, stderr)
-
-
-def approve_as_reviewer(bank: Bank, upload_id: int) -> None:
-    api = bank.api
-    reviewer = api.signed_in("reviewer@service.example")
-    with Session(api.engine) as db:
-        accounts.grant_staff_role(db, "reviewer@service.example", "reviewer", api.clock())
-        db.commit()
-    desk = reviewer.get(f"{V1}/review/uploads/{upload_id}").json()
-    decided = reviewer.post(
-        f"{V1}/review/uploads/{upload_id}/decision",
-        json={
-            "decision": "approve",
-            "reason": "meets the rules",
-            "note": "",
-            "reviewed": desk["reviewed"],
-        },
-    )
-    assert decided.status_code == 200, decided.text
 
 
 class Agent:
@@ -168,7 +147,7 @@ def test_an_mcp_client_publishes_an_example_through_the_server_alone(
             submitted = await agent.done("submit", version=version)
             assert submitted["upload"]["state"] == "in_review"
 
-            approve_as_reviewer(bank, version)
+            approve_as_reviewer(bank.api, version)
             decided = await agent.done("status", version=version)
             assert decided["decision"]["decision"] == "approve"
             assert decided["next"].endswith(f"publish {version}")

@@ -20,9 +20,8 @@ from pathlib import Path
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from almanac.platform import accounts
 from almanac.platform.agents.models import DeviceCode
-from tests.agents.helpers import V1, approve, bearer, poll, start
+from tests.agents.helpers import V1, approve, approve_as_reviewer, bearer, poll, start
 from tests.agents.test_agent_api import Bank
 from tests.agents.tool_runner import (
     UK,
@@ -335,21 +334,7 @@ def test_an_agent_allowed_to_publish_publishes_unpublishes_and_relists(
     room_checks_done(bank.pub)
     may_submit(bank.pub)
     assert tool.run("submit", cwd=folder).code == 0
-    reviewer = api.signed_in("reviewer@service.example")
-    with Session(api.engine) as db:
-        accounts.grant_staff_role(db, "reviewer@service.example", "reviewer", api.clock())
-        db.commit()
-    desk = reviewer.get(f"{V1}/review/uploads/{upload['id']}").json()
-    decided = reviewer.post(
-        f"{V1}/review/uploads/{upload['id']}/decision",
-        json={
-            "decision": "approve",
-            "reason": "meets the rules",
-            "note": "",
-            "reviewed": desk["reviewed"],
-        },
-    )
-    assert decided.status_code == 200, decided.text
+    approve_as_reviewer(api, upload["id"])
     published = tool.run("publish", "--json", cwd=folder)
     assert published.code == 0, published.stderr
     assert published.json()["upload"]["state"] == "published"

@@ -55,6 +55,7 @@ from tests.audience.helpers import StoredPlugin, example_plugin, example_records
 from tests.benchmarks.bench_reader_days import EXAMPLES, PARAMS, shifted  # noqa: E402
 from tests.benchmarks.bench_reader_days import TODAY as READER_TODAY  # noqa: E402
 from tests.benchmarks.bench_store_write import RECORDS, SERIES, TODAY, batch  # noqa: E402
+from tests.benchmarks.sweep import value_manifest  # noqa: E402
 
 ROUNDS = int(os.environ.get("BENCH_ROUNDS", "3"))
 QUIET = float(os.environ.get("BENCH_QUIET", "30"))
@@ -68,34 +69,6 @@ T0 = datetime(2026, 6, 30, 12, tzinfo=UTC)
 # -- the store ---------------------------------------------------------------------------------
 
 
-def big_manifest(plugin_id: str) -> dict:
-    """A valid manifest for the 250,000 records of `bench_store_write.batch`."""
-    return {
-        "contract": 1,
-        "id": plugin_id,
-        "name": {"en": "Benchmark rates"},
-        "version": "1.0.0",
-        "timezone": "UTC",
-        "audience": "public",
-        "schedule": "0 6 * * *",
-        "backfill": "all",
-        "sources": [{"name": "data", "url": "https://bench.example.org/data", "maxBytes": 1024}],
-        "series": [
-            {
-                "key": f"s{s}",
-                "kind": "value",
-                "cadence": "daily",
-                "dates": "observation",
-                "name": {"en": f"Series {s}"},
-                "fields": ["rate", "high"],
-            }
-            for s in range(SERIES)
-        ],
-        "limits": {"seconds": 60, "megabytes": 256},
-        "licence": {"holder": "Benchmark", "terms": "Public domain", "retain": "yes"},
-    }
-
-
 def fill(engine: Engine) -> list[str]:
     """The five examples with their fixture records, a reader (production password hash) who
     shows them, and one approved plug-in per round for the big run (not shown). Returns the
@@ -106,7 +79,7 @@ def fill(engine: Engine) -> list[str]:
         plugin.write(shifted(records, READER_TODAY - fixture_today), READER_TODAY)
     big = []
     for n in range(ROUNDS):
-        plugin = StoredPlugin(engine, big_manifest(f"bench-run-{n}"), T0)
+        plugin = StoredPlugin(engine, value_manifest(f"bench-run-{n}", SERIES), T0)
         assert plugin.manifest is not None  # the manifest passes the contract
         big.append(plugin.register().approve().id)
     now = datetime.now(UTC)
