@@ -151,6 +151,14 @@ def prepare(
     return registered, approved
 
 
+def say_examples(registered: list[str], approved: list[tuple[str, str]]) -> None:
+    """What `migrate_store` did with the example plug-ins, for the operator."""
+    if registered:
+        print(f"  example plug-ins: {', '.join(registered)}")
+    for plugin_id, digest in approved:
+        print(f"  approved at first start: {plugin_id} {digest}")
+
+
 def unmigrated(settings: Settings) -> str | None:
     """Why a role may not start on this store yet (its migrations not applied), or None."""
     from almanac.platform.store.engine import unapplied_migrations
@@ -234,11 +242,7 @@ def _store_migrated(settings: Settings, migrating: bool) -> bool:
         if why is not None:
             print(f"almanac: {why}", file=sys.stderr)
         return why is None
-    registered, approved = migrate_store(settings)
-    if registered:
-        print(f"  example plug-ins: {', '.join(registered)}")
-    for plugin_id, digest in approved:
-        print(f"  approved at first start: {plugin_id} {digest}")
+    say_examples(*migrate_store(settings))
     return True
 
 
