@@ -444,7 +444,9 @@ def restore_backup(
         upgrade_database(settings.database_url)
     dagster_older = _release(manifest.dagster_version) < _release(ours)
     if dagster_older:
-        _migrate_dagster(settings)
+        from almanac.assets.control import migrate_dagster
+
+        migrate_dagster(settings)
     return Restored(manifest, store, older, dagster_older)
 
 
@@ -487,18 +489,6 @@ def _check_staged_store(path: Path, manifest: BackupManifest, source: Path) -> N
             raise BackupError(f"{source} is damaged: its store fails SQLite's check ({checked})")
         if _revisions(copy) != manifest.store_revisions:
             raise BackupError(f"{source} is damaged: its store is not at the revision it lists")
-
-
-def _migrate_dagster(settings: Settings) -> None:
-    """Dagster's own migration of its storage (`dagster instance migrate`), for a backup made
-    with an older Dagster."""
-    import dagster as dg
-
-    from almanac.assets.control import dagster_yaml
-
-    (settings.dagster_home / "dagster.yaml").write_text(dagster_yaml(settings))
-    with dg.DagsterInstance.from_config(str(settings.dagster_home)) as instance:
-        instance.upgrade()
 
 
 def describe(manifest: BackupManifest) -> str:

@@ -41,7 +41,7 @@ def _migrate(args: argparse.Namespace) -> int:
 
     from sqlalchemy.exc import SQLAlchemyError
 
-    from almanac.service import migrate
+    from almanac.service import migrate, say_examples
     from almanac.settings import load_settings
     from almanac.staff_cli import database_cause, store_name
 
@@ -56,10 +56,7 @@ def _migrate(args: argparse.Namespace) -> int:
         )
         return 1
     print(f"the store and Dagster's storage are migrated: {where}")
-    if registered:
-        print(f"  example plug-ins: {', '.join(registered)}")
-    for plugin_id, digest in approved:
-        print(f"  approved at first start: {plugin_id} {digest}")
+    say_examples(registered, approved)
     return 0
 
 

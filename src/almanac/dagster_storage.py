@@ -98,12 +98,27 @@ def pooled_engine(
     return made
 
 
-class _KeptEngine:
-    """A storage whose engine keeps its connections (`pooled_engine`), in the webserver too."""
+class _Kept:
+    """A storage whose engine keeps its connections (`pooled_engine`), in the webserver too,
+    and that keeps its answers to "has the table this column" (`_answer`) until a migration."""
 
     postgres_url: str
     _engine: Engine
     _token_provider: Any
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        self._known: dict[str, bool] = {}
+        super().__init__(*args, **kwargs)
+
+    def _answer(self, question: str, ask: Callable[[], bool]) -> bool:
+        if question not in self._known:
+            self._known[question] = ask()
+        return self._known[question]
+
+    def upgrade(self) -> None:
+        # The dagster-postgres storage after this class in each subclass's bases.
+        super().upgrade()  # type: ignore[misc]
+        self._known.clear()
 
     def keep_connections(self) -> None:
         self._engine = pooled_engine(self.postgres_url, self._engine, self._token_provider)
@@ -124,82 +139,43 @@ class _KeptEngine:
         self._engine = kept
 
 
-class _SchemaAnswers:
-    """Answers to "has the table this column" kept per storage; a migration forgets them."""
-
-    def __init__(self) -> None:
-        self._known: dict[str, bool] = {}
-
-    def answer(self, question: str, ask: Callable[[], bool]) -> bool:
-        if question not in self._known:
-            self._known[question] = ask()
-        return self._known[question]
-
-    def forget(self) -> None:
-        self._known.clear()
-
-
-class KeptRunStorage(_KeptEngine, PostgresRunStorage):
+class KeptRunStorage(_Kept, PostgresRunStorage):
     """dagster-postgres' run storage, its schema read once (every read of a run asked)."""
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        self._schema = _SchemaAnswers()
-        super().__init__(*args, **kwargs)
-
     def has_run_stats_index_cols(self) -> bool:
-        return self._schema.answer("run stats", super().has_run_stats_index_cols)
+        return self._answer("run stats", super().has_run_stats_index_cols)
 
     def has_backfill_id_column(self) -> bool:
-        return self._schema.answer("backfill id", super().has_backfill_id_column)
+        return self._answer("backfill id", super().has_backfill_id_column)
 
     def has_bulk_actions_selector_cols(self) -> bool:
-        return self._schema.answer("bulk selector", super().has_bulk_actions_selector_cols)
-
-    def upgrade(self) -> None:
-        super().upgrade()
-        self._schema.forget()
+        return self._answer("bulk selector", super().has_bulk_actions_selector_cols)
 
 
-class KeptEventLogStorage(_KeptEngine, PostgresEventLogStorage):
+class KeptEventLogStorage(_Kept, PostgresEventLogStorage):
     """dagster-postgres' event log storage, its tables and its asset key table's columns read
     once (every asset event asked)."""
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        self._schema = _SchemaAnswers()
-        super().__init__(*args, **kwargs)
-
     def _has_asset_key_col_on_connection(self, conn: Connection, column_name: str) -> bool:
         ask = super()._has_asset_key_col_on_connection
-        return self._schema.answer(f"asset_keys.{column_name}", lambda: ask(conn, column_name))
+        return self._answer(f"asset_keys.{column_name}", lambda: ask(conn, column_name))
 
     def has_table(self, table_name: str) -> bool:
         ask = super().has_table
-        return self._schema.answer(table_name, lambda: ask(table_name))
-
-    def upgrade(self) -> None:
-        super().upgrade()
-        self._schema.forget()
+        return self._answer(table_name, lambda: ask(table_name))
 
 
-class KeptScheduleStorage(_KeptEngine, PostgresScheduleStorage):
+class KeptScheduleStorage(_Kept, PostgresScheduleStorage):
     """dagster-postgres' schedule storage, its tables read once (every update of a sensor's
     state asked)."""
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        self._schema = _SchemaAnswers()
-        super().__init__(*args, **kwargs)
-
     def _has_instigators_table(self, conn: Connection) -> bool:
         ask = super()._has_instigators_table
-        return self._schema.answer("instigators", lambda: ask(conn))
+        return self._answer("instigators", lambda: ask(conn))
 
     def _has_asset_daemon_asset_evaluations_table(self, conn: Connection) -> bool:
         ask = super()._has_asset_daemon_asset_evaluations_table
-        return self._schema.answer("evaluations", lambda: ask(conn))
-
-    def upgrade(self) -> None:
-        super().upgrade()
-        self._schema.forget()
+        return self._answer("evaluations", lambda: ask(conn))
 
 
 class PooledPostgresStorage(DagsterPostgresStorage):

@@ -91,6 +91,8 @@ def migrate(
 ) -> tuple[list[str], list[tuple[str, str]]]:
     """`almanac migrate`, once before any role starts: `migrate_store`, then `migrate_dagster`.
     Returns the example ids registered and the (id, digest) approved now."""
+    from almanac.assets.control import migrate_dagster
+
     registered, approved = migrate_store(settings, examples=examples)
     migrate_dagster(settings)
     return registered, approved
@@ -124,21 +126,6 @@ def migrate_store(
     return registered, approved
 
 
-def migrate_dagster(settings: Settings) -> None:
-    """What the webserver and the daemon need of the storage: Dagster's schema and Dagster's
-    own migrations (`dagster instance migrate`). The code server needs none of it, so `almanac
-    up` does this while the code server loads."""
-    import dagster as dg
-
-    from almanac.assets.control import dagster_yaml, prepare_dagster_storage
-
-    settings.dagster_home.mkdir(parents=True, exist_ok=True)
-    prepare_dagster_storage(settings)
-    (settings.dagster_home / "dagster.yaml").write_text(dagster_yaml(settings))
-    with dg.DagsterInstance.from_config(str(settings.dagster_home)) as instance:
-        instance.upgrade()
-
-
 def prepare_dagster(settings: Settings) -> None:
     """What Dagster's parts need on their machine: its configuration and workspace under
     `ALMANAC_HOME/dagster`, and the pool's limit (`ALMANAC_RUN_SLOTS`)."""
@@ -162,6 +149,14 @@ def prepare(
     registered, approved = migrate(settings, examples=examples)
     prepare_dagster(settings)
     return registered, approved
+
+
+def say_examples(registered: list[str], approved: list[tuple[str, str]]) -> None:
+    """What `migrate_store` did with the example plug-ins, for the operator."""
+    if registered:
+        print(f"  example plug-ins: {', '.join(registered)}")
+    for plugin_id, digest in approved:
+        print(f"  approved at first start: {plugin_id} {digest}")
 
 
 def unmigrated(settings: Settings) -> str | None:
@@ -247,11 +242,7 @@ def _store_migrated(settings: Settings, migrating: bool) -> bool:
         if why is not None:
             print(f"almanac: {why}", file=sys.stderr)
         return why is None
-    registered, approved = migrate_store(settings)
-    if registered:
-        print(f"  example plug-ins: {', '.join(registered)}")
-    for plugin_id, digest in approved:
-        print(f"  approved at first start: {plugin_id} {digest}")
+    say_examples(*migrate_store(settings))
     return True
 
 
@@ -291,6 +282,8 @@ def run_service(
         if watch is not None:
             # Dagster's storage for the webserver and the daemon, while the code server loads.
             if migrating:
+                from almanac.assets.control import migrate_dagster
+
                 migrate_dagster(settings)
             prepare_dagster(settings)
             why = wait_until_served(

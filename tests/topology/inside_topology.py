@@ -14,7 +14,6 @@ store before and after."""
 from __future__ import annotations
 
 import itertools
-import json
 import os
 import threading
 import time
@@ -31,11 +30,10 @@ import psycopg
 import pytest
 
 from tests.sandbox.tls_server import TLSServer
+from tests.service import stand_in
 from tests.service.stand_in import (  # noqa: F401  (source_server: a fixture)
     SOURCE_HOST,
     ok,
-    packed_digest,
-    plugin_tool,
     signed_up_operator,
     signed_up_person,
     source_server,
@@ -169,6 +167,11 @@ def kept(snapshot: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in snapshot.items() if k != "Dagster runs"}
 
 
+def _print_figures(readers: Readers, before: dict[str, Any], after: dict[str, Any]) -> None:
+    print(f"  readers: {readers.figures()}")
+    print(f"  {compared(before, after)}")
+
+
 def compared(before: dict[str, Any], after: dict[str, Any]) -> str:
     changed = {k: (before[k], after[k]) for k in before if before[k] != after[k]}
     if not changed:
@@ -180,23 +183,20 @@ def compared(before: dict[str, Any], after: dict[str, Any]) -> str:
 
 def _pack(
     work: Path, plugin: str, records: int, path: str, today: date
-) -> tuple[bytes, str, bytes]:
+) -> tuple[stand_in.Pack, bytes]:
     """A public value plug-in from the tool's template whose first run prints its whole source,
-    `records` daily values up to yesterday served at `path`: archive, digest, source."""
-    plugin_tool("init", plugin, "--kind", "value", cwd=work)
-    folder = work / plugin
-    manifest = json.loads((folder / "plugin.json").read_text())
-    manifest["audience"] = "public"
-    manifest["backfill"] = "all"
-    manifest["sources"][0]["url"] = f"https://{SOURCE_HOST}{path}"
-    manifest["sources"][0]["maxBytes"] = 20 * 1024 * 1024
-    manifest["series"][0]["cadence"] = "daily"
-    (folder / "plugin.json").write_text(json.dumps(manifest, indent=2) + "\n")
-    archive = work / f"{plugin}.zip"
-    digest = packed_digest(plugin_tool("pack", plugin, "--out", str(archive), cwd=work))
+    `records` daily values up to yesterday served at `path`: the pack and the source."""
+
+    def whole(manifest: dict[str, Any]) -> None:
+        manifest["backfill"] = "all"
+        manifest["sources"][0]["url"] = f"https://{SOURCE_HOST}{path}"
+        manifest["sources"][0]["maxBytes"] = 20 * 1024 * 1024
+        manifest["series"][0]["cadence"] = "daily"
+
+    pack = stand_in.value_plugin_pack(work, plugin, whole)
     first = today - timedelta(days=records)
     lines = [f"{first + timedelta(days=n)},{50 + (n % 1000) / 100:.4f}\n" for n in range(records)]
-    return archive.read_bytes(), digest, ("date,rate\n" + "".join(lines)).encode()
+    return pack, ("date,rate\n" + "".join(lines)).encode()
 
 
 @dataclass
@@ -205,7 +205,7 @@ class Built:
     operator: httpx.Client
     reader: httpx.Client
     today: date
-    digests: dict[str, str]
+    packs: dict[str, stand_in.Pack]
     figures: list[str]
 
     def readers(self) -> Readers:
@@ -233,24 +233,16 @@ def built(
         figures = [f"built: {', '.join(f'{k} {v:.1f} s' for k, v in took.items())}"]
         operator = signed_up_operator(made.lb, made.database_url)
         reader = signed_up_person(made.lb, made.database_url, "reader@example.org")
-        digests = {}
+        packs = {}
         for plugin, records, path in (
             (BIG, BIG_RECORDS, "/big.csv"),
             (SMALL, SMALL_RECORDS, "/small.csv"),
         ):
-            archive, digest, source = _pack(work, plugin, records, path, today)
+            pack, source = _pack(work, plugin, records, path, today)
             source_server.routes[path] = lambda h, s=source: h.reply(200, s)
-            made_pack = ok(
-                operator.post(
-                    "/api/v1/host/plugins/pack",
-                    content=archive,
-                    headers={"Content-Type": "application/zip"},
-                ),
-                201,
-            )
-            assert made_pack["digest"] == digest
-            digests[plugin] = digest
-        yield Built(made, operator, reader, today, digests, figures)
+            stand_in.registered(operator, pack)
+            packs[plugin] = pack
+        yield Built(made, operator, reader, today, packs, figures)
     finally:
         made.teardown()
 
@@ -274,16 +266,8 @@ def test_each_role_runs_on_its_own_machine_and_haproxy_spreads_readers(built: Bu
 
 
 def _approve(built: Built, plugin: str) -> None:
-    approved = ok(
-        built.operator.post(
-            f"/api/v1/host/plugins/{plugin}/approve", json={"digest": built.digests[plugin]}
-        )
-    )
-    assert approved["state"] == "approved"
-    shown = built.reader.put(
-        "/api/v1/reader/preferences", json={"preferences": {f"plugins.{plugin}.shown": True}}
-    )
-    assert shown.status_code == 200, shown.text
+    stand_in.approved(built.operator, built.packs[plugin])
+    stand_in.shown(built.reader, plugin)
 
 
 WRITING = (
@@ -342,8 +326,7 @@ def test_the_dagster_machine_killed_while_a_run_writes_and_started_again(built: 
         f"later; the killed run's outcome kept {settled + (settled_at - killed_at):.1f} s after "
         "the kill"
     )
-    print(f"  readers: {readers.figures()}")
-    print(f"  {compared(before, after)}")
+    _print_figures(readers, before, after)
     [big_run] = dagster_runs(top.ui, BIG)
     [big] = built.runs(BIG)
     assert (big["trigger"], big["outcome"]) in (("first", "failure"), ("first", "success")), big
@@ -371,14 +354,22 @@ def test_an_api_machine_killed_and_started_again(built: Built) -> None:
         back = top.wait_for_haproxy()
         back_at = time.monotonic()
         time.sleep(3)
+    fault = (
+        f"api1 killed ({killed} processes), started again in {restarted:.1f} s, in HAProxy "
+        f"{back:.1f} s later"
+    )
+    _api1_answers_again(built, readers, before, back_at, fault)
+
+
+def _api1_answers_again(
+    built: Built, readers: Readers, before: dict[str, Any], back_at: float, fault: str
+) -> None:
+    """After a fault of api1 (`fault` says what it was): the requests it took once back in
+    HAProxy at `back_at` printed with the figures, no reader failed, the store unchanged."""
     after = built.store()
     taken = readers.machines_since(back_at)
-    print(
-        f"api1 killed ({killed} processes), started again in {restarted:.1f} s, in HAProxy "
-        f"{back:.1f} s later, then took {taken['api1']} of {sum(taken.values())} requests"
-    )
-    print(f"  readers: {readers.figures()}")
-    print(f"  {compared(before, after)}")
+    print(f"{fault}, then took {taken['api1']} of {sum(taken.values())} requests")
+    _print_figures(readers, before, after)
     assert readers.failed() == [], readers.figures()
     assert taken["api1"] > 0, taken
     assert kept(after) == kept(before)
@@ -419,8 +410,7 @@ def test_postgresql_restarted(built: Built) -> None:
         f"PostgreSQL restarted in {restart:.1f} s; readers failed for {window:.1f} s; "
         f"backfilled days: {backfills}"
     )
-    print(f"  readers: {readers.figures()}")
-    print(f"  {compared(before, after)}")
+    _print_figures(readers, before, after)
     for machine in ("api1", "api2", "dagster"):
         _not_restarted(top, machine)
     assert backfills[after_day] == "success"
@@ -452,16 +442,9 @@ def test_an_api_machine_cut_from_postgresql_then_mended(built: Built) -> None:
         )
         back_at = time.monotonic()
         time.sleep(3)
-    after = built.store()
-    taken = readers.machines_since(back_at)
-    print(
+    fault = (
         f"api1 cut from PostgreSQL for {mended_at - cut_at:.1f} s: out of HAProxy "
-        f"{down:.1f} s after the cut, back {back:.1f} s after the mend, then took "
-        f"{taken['api1']} of {sum(taken.values())} requests"
+        f"{down:.1f} s after the cut, back {back:.1f} s after the mend"
     )
-    print(f"  readers: {readers.figures()}")
-    print(f"  {compared(before, after)}")
+    _api1_answers_again(built, readers, before, back_at, fault)
     _not_restarted(top, "api1")
-    assert readers.failed() == [], readers.figures()
-    assert taken["api1"] > 0, taken
-    assert kept(after) == kept(before)

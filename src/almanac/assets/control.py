@@ -142,6 +142,18 @@ def prepare_dagster_storage(settings: Settings) -> None:
         conn.execute(f'CREATE SCHEMA IF NOT EXISTS "{DAGSTER_SCHEMA}"')
 
 
+def migrate_dagster(settings: Settings) -> None:
+    """Dagster's storage made ready for this Dagster: its schema (`prepare_dagster_storage`),
+    the instance's configuration, and Dagster's own migrations (`dagster instance migrate`).
+    `almanac migrate`, `almanac up` while the code server loads, and a restore of a backup made
+    with an older Dagster."""
+    settings.dagster_home.mkdir(parents=True, exist_ok=True)
+    prepare_dagster_storage(settings)
+    (settings.dagster_home / "dagster.yaml").write_text(dagster_yaml(settings))
+    with dg.DagsterInstance.from_config(str(settings.dagster_home)) as instance:
+        instance.upgrade()
+
+
 def set_run_slots(instance: dg.DagsterInstance, slots: int) -> None:
     """How many plug-in runs go at once (Running rule 5: one by default, `ALMANAC_RUN_SLOTS`
     more, never two of one plug-in; 0 holds them all)."""
