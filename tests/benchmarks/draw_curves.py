@@ -73,7 +73,7 @@ def reader_plugins(ax: Axes, r: Result) -> None:
 
 def store_listings(ax: Axes, r: Result) -> None:
     colors = {"store": "tab:blue", "search": "tab:orange", "page": "tab:green"}
-    for key, label in (("store", "the store (all)"), ("search", "a search (1 found)"),
+    for key, label in (("store", "the store (first page)"), ("search", "a search (1 found)"),
                        ("page", "a store page")):  # fmt: skip
         _line(ax, r, "listings", f"{key}_p95_ms", f"{label} p95", color=colors[key])
         _line(ax, r, "listings", f"{key}_p50_ms", f"{label} p50", color=colors[key],
@@ -133,6 +133,20 @@ def records_as_of(ax: Axes, r: Result) -> None:
     _title(ax, f"Raw records as_of vs revisions ({r['store']})", r)
 
 
+def sensor_tick(ax: Axes, r: Result) -> None:
+    _line(ax, r, "plugins", "decision_ms", "due decision (every plug-in), ms", color="tab:blue")
+    _line(ax, r, "plugins", "submission_ms_a_run", "submission a run, ms", color="tab:orange")
+    ax.axhline(r["decision_goal_ms"], color="tab:blue", linestyle="--", linewidth=1,
+               label=f"goal decision at 10,000: under {r['decision_goal_ms']:g} ms")  # fmt: skip
+    ax.axhline(r["submission_goal_ms"], color="tab:orange", linestyle="--", linewidth=1,
+               label=f"goal submission: under {r['submission_goal_ms']:g} ms a run")  # fmt: skip
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("registered plug-ins, all due")
+    ax.set_ylabel("ms")
+    _title(ax, "The minute sensor's tick vs plug-ins (PostgreSQL, code server)", r)
+
+
 def memory(ax: Axes, results: dict[str, Result]) -> None:
     """Resident memory of the API worker after each size's reads, and of the write's process."""
     shown = [
@@ -159,6 +173,7 @@ CURVES: dict[str, tuple[str, Callable[[Axes, Result], None]]] = {
     "store_write": ("store_write", store_write),
     "calendar_feed": ("calendar_feed_postgresql", calendar_feed),
     "records_as_of": ("records_as_of_postgresql", records_as_of),
+    "sensor_tick": ("sensor_tick_postgresql", sensor_tick),
 }
 
 
