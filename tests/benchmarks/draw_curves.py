@@ -43,8 +43,8 @@ def _line(ax: Axes, result: Result, x: str, y: str, label: str, **style: Any) ->
     ax.plot(_xs(result, x), _xs(result, y), marker="o", label=label, **style)
 
 
-def _goal(ax: Axes, value: float, label: str) -> None:
-    ax.axhline(value, color="tab:red", linestyle="--", linewidth=1, label=label)
+def _goal(ax: Axes, value: float, label: str, color: str = "tab:red") -> None:
+    ax.axhline(value, color=color, linestyle="--", linewidth=1, label=label)
 
 
 def reader_records(ax: Axes, r: Result) -> None:
@@ -91,10 +91,8 @@ def store_write(ax: Axes, r: Result) -> None:
     _line(ax, r, "records", "unchanged_ratio", "unchanged rerun / COPY")
     _line(ax, r, "records", "revised_ratio", "1% revised / COPY", linestyle=":")
     goals = r["goals"]
-    ax.axhline(goals["first"], color="tab:blue", linestyle="--", linewidth=1,
-               label=f"goal first: {goals['first']}x")  # fmt: skip
-    ax.axhline(goals["unchanged"], color="tab:orange", linestyle="--", linewidth=1,
-               label=f"goal unchanged: {goals['unchanged']}x")  # fmt: skip
+    _goal(ax, goals["first"], f"goal first: {goals['first']}x", "tab:blue")
+    _goal(ax, goals["unchanged"], f"goal unchanged: {goals['unchanged']}x", "tab:orange")
     ax.set_xscale("log")
     ax.set_xlabel("records in the batch")
     ax.set_ylabel("write time / plain COPY time")
@@ -136,10 +134,9 @@ def records_as_of(ax: Axes, r: Result) -> None:
 def sensor_tick(ax: Axes, r: Result) -> None:
     _line(ax, r, "plugins", "decision_ms", "due decision (every plug-in), ms", color="tab:blue")
     _line(ax, r, "plugins", "submission_ms_a_run", "submission a run, ms", color="tab:orange")
-    ax.axhline(r["decision_goal_ms"], color="tab:blue", linestyle="--", linewidth=1,
-               label=f"goal decision at 10,000: under {r['decision_goal_ms']:g} ms")  # fmt: skip
-    ax.axhline(r["submission_goal_ms"], color="tab:orange", linestyle="--", linewidth=1,
-               label=f"goal submission: under {r['submission_goal_ms']:g} ms a run")  # fmt: skip
+    decision, submission = r["decision_goal_ms"], r["submission_goal_ms"]
+    _goal(ax, decision, f"goal decision at 10,000: under {decision:g} ms", "tab:blue")
+    _goal(ax, submission, f"goal submission: under {submission:g} ms a run", "tab:orange")
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xlabel("registered plug-ins, all due")
