@@ -73,11 +73,16 @@ def reader_plugins(ax: Axes, r: Result) -> None:
 
 def store_listings(ax: Axes, r: Result) -> None:
     colors = {"store": "tab:blue", "search": "tab:orange", "page": "tab:green"}
-    for key, label in (("store", "the store (first page)"), ("search", "a search (1 found)"),
+    for key, label in (("store", "the store (first page of 50)"), ("search", "a search (1 found)"),
                        ("page", "a store page")):  # fmt: skip
         _line(ax, r, "listings", f"{key}_p95_ms", f"{label} p95", color=colors[key])
         _line(ax, r, "listings", f"{key}_p50_ms", f"{label} p50", color=colors[key],
               linestyle=":")  # fmt: skip
+    if "before" in r:  # the same benchmark on the commit before the fix, drawn faint
+        before = {**r, "points": r["before"]["points"]}
+        for key in ("store", "search"):
+            _line(ax, before, "listings", f"{key}_p95_ms", f"{key} p95 before "
+                  f"({r['before']['commit']})", color=colors[key], alpha=0.35)  # fmt: skip
     _goal(ax, r["goal_ms"], f"goal at 10,000: under {r['goal_ms']:g} ms")
     ax.set_xscale("log")
     ax.set_yscale("log")
