@@ -18,6 +18,7 @@ Sizes 100, 1,000, 10,000 (`--quick`: 30, 100, 300); or name them. It ends with o
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import shutil
@@ -37,6 +38,7 @@ sys.path.insert(0, str(REPO))
 from almanac.orchestration.due import plan_runs  # noqa: E402
 from almanac.sensors.runs import due_runs_sensor, plugins_in_flight  # noqa: E402
 from tests.benchmarks.production import cpu_seconds, production, register_hourly  # noqa: E402
+from tests.benchmarks.sweep import emit  # noqa: E402
 from tests.orchestration.conftest import fresh_postgres_engine  # noqa: E402
 
 SIZES = (100, 1000, 10000)
@@ -164,15 +166,18 @@ def main(argv: list[str]) -> None:
             f"decision: {largest['decision_ms'] / max(first['decision_ms'], 0.1):.1f}x "
             f"for {largest['plugins'] / first['plugins']:.0f}x the plug-ins"
         )
-    print(
-        json.dumps(
-            {
-                "sizes": rows,
-                "decision_goal_met": decision_met,
-                "submission_goal_met": submission_met,
-            },
-            sort_keys=True,
-        )
+    emit(
+        "sensor_tick_postgresql",
+        argparse.Namespace(quick=quick),
+        {
+            "store": "postgresql",
+            "x": "plugins",
+            "points": rows,
+            "decision_goal_ms": DECISION_GOAL_S * 1000,
+            "submission_goal_ms": SUBMISSION_GOAL_MS,
+            "decision_goal_met": decision_met,
+            "submission_goal_met": submission_met,
+        },
     )
 
 

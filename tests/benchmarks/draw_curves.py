@@ -43,8 +43,8 @@ def _line(ax: Axes, result: Result, x: str, y: str, label: str, **style: Any) ->
     ax.plot(_xs(result, x), _xs(result, y), marker="o", label=label, **style)
 
 
-def _goal(ax: Axes, value: float, label: str) -> None:
-    ax.axhline(value, color="tab:red", linestyle="--", linewidth=1, label=label)
+def _goal(ax: Axes, value: float, label: str, color: str = "tab:red") -> None:
+    ax.axhline(value, color=color, linestyle="--", linewidth=1, label=label)
 
 
 def reader_records(ax: Axes, r: Result) -> None:
@@ -73,11 +73,16 @@ def reader_plugins(ax: Axes, r: Result) -> None:
 
 def store_listings(ax: Axes, r: Result) -> None:
     colors = {"store": "tab:blue", "search": "tab:orange", "page": "tab:green"}
-    for key, label in (("store", "the store (all)"), ("search", "a search (1 found)"),
+    for key, label in (("store", "the store (first page of 50)"), ("search", "a search (1 found)"),
                        ("page", "a store page")):  # fmt: skip
         _line(ax, r, "listings", f"{key}_p95_ms", f"{label} p95", color=colors[key])
         _line(ax, r, "listings", f"{key}_p50_ms", f"{label} p50", color=colors[key],
               linestyle=":")  # fmt: skip
+    if "before" in r:  # the same benchmark on the commit before the fix, drawn faint
+        before = {**r, "points": r["before"]["points"]}
+        for key in ("store", "search"):
+            _line(ax, before, "listings", f"{key}_p95_ms", f"{key} p95 before "
+                  f"({r['before']['commit']})", color=colors[key], alpha=0.35)  # fmt: skip
     _goal(ax, r["goal_ms"], f"goal at 10,000: under {r['goal_ms']:g} ms")
     ax.set_xscale("log")
     ax.set_yscale("log")
@@ -91,10 +96,8 @@ def store_write(ax: Axes, r: Result) -> None:
     _line(ax, r, "records", "unchanged_ratio", "unchanged rerun / COPY")
     _line(ax, r, "records", "revised_ratio", "1% revised / COPY", linestyle=":")
     goals = r["goals"]
-    ax.axhline(goals["first"], color="tab:blue", linestyle="--", linewidth=1,
-               label=f"goal first: {goals['first']}x")  # fmt: skip
-    ax.axhline(goals["unchanged"], color="tab:orange", linestyle="--", linewidth=1,
-               label=f"goal unchanged: {goals['unchanged']}x")  # fmt: skip
+    _goal(ax, goals["first"], f"goal first: {goals['first']}x", "tab:blue")
+    _goal(ax, goals["unchanged"], f"goal unchanged: {goals['unchanged']}x", "tab:orange")
     ax.set_xscale("log")
     ax.set_xlabel("records in the batch")
     ax.set_ylabel("write time / plain COPY time")
@@ -133,6 +136,19 @@ def records_as_of(ax: Axes, r: Result) -> None:
     _title(ax, f"Raw records as_of vs revisions ({r['store']})", r)
 
 
+def sensor_tick(ax: Axes, r: Result) -> None:
+    _line(ax, r, "plugins", "decision_ms", "due decision (every plug-in), ms", color="tab:blue")
+    _line(ax, r, "plugins", "submission_ms_a_run", "submission a run, ms", color="tab:orange")
+    decision, submission = r["decision_goal_ms"], r["submission_goal_ms"]
+    _goal(ax, decision, f"goal decision at 10,000: under {decision:g} ms", "tab:blue")
+    _goal(ax, submission, f"goal submission: under {submission:g} ms a run", "tab:orange")
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("registered plug-ins, all due")
+    ax.set_ylabel("ms")
+    _title(ax, "The minute sensor's tick vs plug-ins (PostgreSQL, code server)", r)
+
+
 def memory(ax: Axes, results: dict[str, Result]) -> None:
     """Resident memory of the API worker after each size's reads, and of the write's process."""
     shown = [
@@ -159,6 +175,7 @@ CURVES: dict[str, tuple[str, Callable[[Axes, Result], None]]] = {
     "store_write": ("store_write", store_write),
     "calendar_feed": ("calendar_feed_postgresql", calendar_feed),
     "records_as_of": ("records_as_of_postgresql", records_as_of),
+    "sensor_tick": ("sensor_tick_postgresql", sensor_tick),
 }
 
 

@@ -49,6 +49,12 @@ def arguments(description: str, full: Sequence[int], quick: Sequence[int]) -> ar
     parser.add_argument("--sizes", help=f"comma-separated sizes (default {list(full)})")
     parser.add_argument("--seconds", type=int, default=None, help="seconds of each wrk phase")
     parser.add_argument("--store", choices=("postgresql", "sqlite"), default="postgresql")
+    parser.add_argument(
+        "--keep",
+        metavar="NAME",
+        help="PostgreSQL: use the database NAME, made if missing and kept at the end, so a "
+        "later run (another commit's) measures the same data without making it again",
+    )
     args = parser.parse_args()
     if args.sizes:
         args.sizes = [int(s.replace("_", "")) for s in args.sizes.split(",")]
@@ -60,9 +66,15 @@ def arguments(description: str, full: Sequence[int], quick: Sequence[int]) -> ar
 
 
 @contextmanager
-def scratch_database(prefix: str, store: str = "postgresql") -> Iterator[str]:
+def scratch_database(
+    prefix: str, store: str = "postgresql", keep: str | None = None
+) -> Iterator[str]:
     """A new empty database (PostgreSQL from ALMANAC_TEST_DATABASE_URL, or an embedded SQLite
-    file), dropped at the end: its URL."""
+    file), dropped at the end: its URL. `keep` names a PostgreSQL database used as it is
+    (made when missing) and never dropped."""
+    if keep is not None:
+        yield _kept_database(keep)
+        return
     if store == "sqlite":
         home = tempfile.mkdtemp(prefix=f"almanac-{prefix}-")
         try:
@@ -80,6 +92,15 @@ def scratch_database(prefix: str, store: str = "postgresql") -> Iterator[str]:
     finally:
         with psycopg.connect(plain, autocommit=True) as conn:
             conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+def _kept_database(name: str) -> str:
+    server = os.environ["ALMANAC_TEST_DATABASE_URL"]
+    plain = server.replace("+psycopg", "")
+    with psycopg.connect(plain, autocommit=True) as conn:
+        if conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", (name,)).fetchone() is None:
+            conn.execute(f'CREATE DATABASE "{name}"')
+    return f"{server.rpartition('/')[0]}/{name}"
 
 
 def analyze(database_url: str) -> None:

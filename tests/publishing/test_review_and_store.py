@@ -486,6 +486,20 @@ def test_store_search_by_words_and_category_in_the_readers_language(pub: Publish
     assert ids(q="bunting days") == ["bank-holidays-h"]
     assert ids(q="bunting sterling") == []
     assert ids(q="example.org") == ["bank-holidays-h", "exchange-rates-h"]
+    assert ids(q="50%_") == []  # LIKE's own characters are the reader's words, not patterns
+    # A page at a time: the Link header names the next page until the last.
+    first = reader.get(f"{STORE}/plugins", params={"limit": "1", "q": "days"})
+    assert [e["plugin_id"] for e in first.json()] == ["bank-holidays-h"]
+    following = first.links["next"]["url"]
+    assert "after=bank-holidays-h" in following and "q=days" in following
+    last = reader.get(following)
+    assert [e["plugin_id"] for e in last.json()] == ["exchange-rates-h"]
+    assert "link" not in last.headers
+    assert ids(after="exchange-rates-h") == []
+    for limit in ("0", "201"):
+        refused = reader.get(f"{STORE}/plugins", params={"limit": limit})
+        assert_problem(refused, 422, "REQUEST-INVALID")
+        assert "limit" in refused.json()["detail"]
     assert_problem(
         reader.get(f"{STORE}/plugins", params={"category": "gossip"}), 422, "REQUEST-INVALID"
     )

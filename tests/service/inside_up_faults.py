@@ -62,20 +62,6 @@ recorded the run's end."""
 SENSOR_SECONDS = 120
 """Bound for the run-failure sensor (every 30 s) to finish a tick begun after the faulted
 run ended: the tick that would keep a second, false outcome of it, were one kept at all."""
-HOLD = "LOCK TABLE held_series IN SHARE MODE"
-"""Taken by the test before the approval and kept until the termination: the write of a run
-replaces the plug-in's Held details after its records' COPY, so it waits there with its whole
-batch inserted and not committed (readers' reads are not held: SHARE lets them read)."""
-WRITING = (
-    "SELECT w.pid FROM pg_stat_activity AS w WHERE w.datname = current_database()"
-    " AND %(holder)s = ANY(pg_blocking_pids(w.pid)) AND EXISTS (SELECT FROM pg_locks AS l"
-    " WHERE l.pid = w.pid AND l.relation = 'records'::regclass AND l.granted"
-    " AND l.mode = 'RowExclusiveLock')"
-)
-"""The store's write of the batch held by `HOLD`: a backend waiting for the test's lock whose
-open transaction has written into the records table. (Caught by polling alone, the COPY of
-the 75,000 records is over in a few tenths of a second, shorter than a poll: a run whose write
-was missed succeeded, and the test waited in vain for a write to come.)"""
 TERMINATE = (
     "SELECT pid FROM (SELECT pid, pg_terminate_backend(pid) AS ended FROM pg_stat_activity"
     " WHERE datname = current_database() AND pid <> pg_backend_pid() AND pid <> %(holder)s"
@@ -376,7 +362,7 @@ def test_terminating_every_backend_while_a_run_writes_keeps_one_outcome(
     ):
         up, operator = started.up, started.operator
         held = {"holder": holder.info.backend_pid}
-        holder.execute(HOLD)
+        holder.execute(stand_in.HOLD)
         readers = _approve(started)
         with readers.throughout():
             # The daemon starts the first run; once its batch is written and not committed,
@@ -385,7 +371,7 @@ def test_terminating_every_backend_while_a_run_writes_keeps_one_outcome(
                 "the first run's write",
                 RUN_SECONDS,
                 up,
-                lambda: watcher.execute(WRITING, held).fetchall(),
+                lambda: watcher.execute(stand_in.HELD_WRITE, held).fetchall(),
             )
             ended = watcher.execute(TERMINATE, held).fetchall()
             holder.rollback()

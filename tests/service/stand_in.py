@@ -33,6 +33,21 @@ SOURCE_HOST = "rates.example.org"
 EMAIL = "operator@example.org"
 PASSWORD = "a long pass phrase for the operator"
 
+HOLD = "LOCK TABLE held_series IN SHARE MODE"
+"""Taken by a fault test before the approval and kept until its fault: the write of a run
+replaces the plug-in's Held details after its records' COPY, so it waits there with its whole
+batch inserted and not committed (readers' reads are not held: SHARE lets them read)."""
+HELD_WRITE = (
+    "SELECT w.pid FROM pg_stat_activity AS w WHERE w.datname = current_database()"
+    " AND %(holder)s = ANY(pg_blocking_pids(w.pid)) AND EXISTS (SELECT FROM pg_locks AS l"
+    " WHERE l.pid = w.pid AND l.relation = 'records'::regclass AND l.granted"
+    " AND l.mode = 'RowExclusiveLock')"
+)
+"""The store's write of the batch held by `HOLD`: a backend waiting for the test's lock whose
+open transaction has written into the records table. (Caught by polling alone, the COPY of
+the 75,000 records is over in a few tenths of a second, shorter than a poll: a run whose write
+was missed succeeded, and the test waited in vain for a write to come.)"""
+
 
 @pytest.fixture(scope="module")
 def source_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TLSServer]:

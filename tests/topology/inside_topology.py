@@ -270,13 +270,6 @@ def _approve(built: Built, plugin: str) -> None:
     stand_in.shown(built.reader, plugin)
 
 
-WRITING = (
-    "SELECT pid FROM pg_stat_activity WHERE datname = current_database()"
-    " AND pid <> pg_backend_pid() AND state IN ('active', 'idle in transaction')"
-    " AND (query ILIKE 'COPY records %' OR query ILIKE 'INSERT INTO records %')"
-)
-"""The store's write of a batch, its transaction open."""
-
 RUNS = """query ($filter: RunsFilter) {
   runsOrError(filter: $filter) { ... on Runs { results { runId status tags { key value } } } }
 }"""
@@ -297,14 +290,23 @@ def test_the_dagster_machine_killed_while_a_run_writes_and_started_again(built: 
     top = built.topology
     before = built.store()
     readers = built.readers()
-    with psycopg.connect(top.plain_url(), autocommit=True) as watcher, readers.running():
+    with (
+        psycopg.connect(top.plain_url(), autocommit=True) as watcher,
+        psycopg.connect(top.plain_url()) as holder,
+        readers.running(),
+    ):
+        held = {"holder": holder.info.backend_pid}
+        holder.execute(stand_in.HOLD)
         _approve(built, BIG)
         _approve(built, SMALL)
         top.wait_until(
-            "the big run's write", lambda: watcher.execute(WRITING).fetchall(), RUN_SECONDS
+            "the big run's write",
+            lambda: watcher.execute(stand_in.HELD_WRITE, held).fetchall(),
+            RUN_SECONDS,
         )
         killed = top["dagster"].kill()
         killed_at = time.monotonic()
+        holder.rollback()  # the write's backend goes on, to find its client gone
         started = top.start_dagster()
         small = top.wait_until(
             "the queued run's success after the start",
@@ -329,10 +331,10 @@ def test_the_dagster_machine_killed_while_a_run_writes_and_started_again(built: 
     _print_figures(readers, before, after)
     [big_run] = dagster_runs(top.ui, BIG)
     [big] = built.runs(BIG)
-    assert (big["trigger"], big["outcome"]) in (("first", "failure"), ("first", "success")), big
-    # Never half-written: the batch is all there (the run had committed) or not at all.
-    assert after["records"].get(BIG, 0) == (BIG_RECORDS if big["outcome"] == "success" else 0)
-    assert big_run["status"] == ("SUCCESS" if big["outcome"] == "success" else "FAILURE")
+    # The write was held uncommitted until its machine was gone: never half-written.
+    assert (big["trigger"], big["outcome"]) == ("first", "failure"), big
+    assert after["records"].get(BIG, 0) == 0
+    assert big_run["status"] == "FAILURE"
     [small_run] = dagster_runs(top.ui, SMALL)
     assert small_run["status"] == "SUCCESS"
     assert [r["outcome"] for r in built.runs(SMALL)] == ["success"]

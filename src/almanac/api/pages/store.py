@@ -28,18 +28,25 @@ def search(
     q: str = "",
     category: str = "",
     lang: str = "en",
+    after: str = "",
 ) -> Response:
-    """The plug-ins in the store, narrowed by words and a category."""
+    """The plug-ins in the store, narrowed by words and a category, a page at a time."""
     with refusals():
         found = storefront.search_store(
-            db, account, words=q or None, category=category or None, language=lang
-        )
+            db, account, words=q or None, category=category or None, language=lang,
+            after=after or None,
+        )  # fmt: skip
+    following = None
+    if found.next_after is not None:
+        following = str(request.url.include_query_params(after=found.next_after))
     context = {
         "title": "Store",
         "q": q,
         "category": category,
         "categories": CATEGORY_WORDS,
-        "found": found,
+        "found": found.entries,
+        "following": following,
+        "first": str(request.url.remove_query_params("after")) if after else None,
         "lang": lang,
     }
     return render(request, "store_list.html", context, account=account)

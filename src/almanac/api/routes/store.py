@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Query, Response, status
+from fastapi import APIRouter, Query, Request, Response, status
 
 from almanac.api.deps import CurrentAccount, Db, Now
 from almanac.api.schemas.reader import Language
@@ -17,6 +17,14 @@ router = APIRouter(prefix="/store", tags=["store"])
 
 Words = Annotated[str | None, Query(max_length=200, description="words to find, all of them")]
 Category = Annotated[str | None, Query(max_length=32, description=", ".join(CATEGORIES))]
+After = Annotated[
+    str | None, Query(max_length=64, description="the last id of the page before this one")
+]
+Limit = Annotated[
+    int | None,
+    Query(description=f"listings in the page, 1 to {storefront.STORE_PAGE_MOST} "
+          f"({storefront.STORE_PAGE_SIZE} unless named)"),
+]  # fmt: skip
 
 
 @router.get("/categories", response_model=list[str])
@@ -27,17 +35,27 @@ def categories() -> list[str]:
 
 @router.get("/plugins", response_model=list[StoreEntryOut])
 def search(
+    request: Request,
+    response: Response,
     account: CurrentAccount,
     db: Db,
     q: Words = None,
     category: Category = None,
     language: Language = "en",
+    after: After = None,
+    limit: Limit = None,
 ) -> list[StoreEntryOut]:
-    """The plug-ins in the store, by id: every word of `q` found in the plug-in's id, names,
-    tagline, description, keywords, category or publisher domain; `category` one of the
-    store's categories (422 REQUEST-INVALID otherwise)."""
-    found = storefront.search_store(db, account, words=q, category=category, language=language)
-    return [StoreEntryOut.of(e) for e in found]
+    """The plug-ins in the store, by id, a page at a time: every word of `q` found in the
+    plug-in's id, names, tagline, description, keywords, category or publisher domain;
+    `category` one of the store's categories (422 REQUEST-INVALID otherwise). When more
+    follow, a `Link` header names the next page (`rel="next"`, RFC 8288)."""
+    found = storefront.search_store(
+        db, account, words=q, category=category, language=language, after=after, limit=limit
+    )
+    if found.next_after is not None:
+        following = request.url.include_query_params(after=found.next_after)
+        response.headers["Link"] = f'<{following}>; rel="next"'
+    return [StoreEntryOut.of(e) for e in found.entries]
 
 
 @router.get("/plugins/{plugin_id}", response_model=StorePageOut)

@@ -269,6 +269,8 @@ class StoreListing(Base):
     """listing.json's object; SQL NULL for a plug-in published without one."""
     icon: Mapped[bytes | None] = mapped_column(LargeBinary)
     category: Mapped[str | None] = mapped_column(String(32))
+    words: Mapped[str | None] = mapped_column(Text)
+    """The words a search finds it by (`storefront.listing_words`), kept at publish."""
     listed: Mapped[bool] = mapped_column(Boolean)
     published_at: Mapped[datetime] = mapped_column(UTCDateTime())
     retired_at: Mapped[datetime | None] = mapped_column(UTCDateTime())

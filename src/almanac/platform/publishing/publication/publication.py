@@ -22,6 +22,7 @@ from almanac.platform.publishing.models import (
     UploadState,
     Verdict,
 )
+from almanac.platform.publishing.publication.storefront import listing_words
 from almanac.platform.publishing.uploads.review_information import reviewed_digest
 from almanac.platform.publishing.uploads.upload_states import move
 from almanac.platform.publishing.uploads.uploads import (
@@ -129,6 +130,7 @@ def publish_approved(db: Session, upload: PortalUpload, by: str, now: datetime) 
     listing.listing = listing_doc
     listing.icon = unpacked.files.get(ICON_FILE)
     listing.category = None if listing_doc is None else listing_doc.get("category")
+    listing.words = listing_words(listing_doc, upload.plugin_id, code.manifest.raw.get("name"))
     listing.published_at = now
     db.flush()
     log_move(

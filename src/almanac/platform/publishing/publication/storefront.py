@@ -5,12 +5,12 @@ plug-ins found by words and category, each plug-in's page, and installing (the r
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import date, datetime
 from typing import Any
 
-from sqlalchemy import Row, Select, func, select
+from sqlalchemy import ColumnElement, Row, Select, func, or_, select
 from sqlalchemy.orm import Session
 
 from almanac.platform.accounts.models import Account
@@ -26,7 +26,7 @@ from almanac.platform.contract.names import pick_name
 from almanac.platform.contract.pack import read_pack
 from almanac.platform.errors import Invalid
 from almanac.platform.publishing.identity.domains import PublisherDomain, publisher_domains
-from almanac.platform.publishing.models import PortalUpload
+from almanac.platform.publishing.models import DomainClaim, PortalUpload
 from almanac.platform.publishing.publication.listings import ListingView, listing_view
 from almanac.platform.publishing.uploads.uploads import RECORDS_FILE
 from almanac.platform.reader.render import Day, render_days
@@ -95,12 +95,16 @@ def _names(value: Any) -> list[str]:
     return [v for v in value.values() if isinstance(v, str)] if isinstance(value, dict) else []
 
 
-def _haystack(listing: Mapping[str, Any], plugin_id: str, names: Any) -> str:
-    """The words a search finds a listing by, but its publisher's domain (it may change)."""
-    parts = [plugin_id, str(listing.get("category", ""))]
+def listing_words(listing: Mapping[str, Any] | None, plugin_id: str, names: Any) -> str:
+    """ "Listing": the words a search finds a published listing by, kept in
+    `store_listings.words` at publish: the plug-in's id and names, the tagline, description,
+    keywords and category in every language, case folded. Not the publisher's domain, which
+    may change after; `search_store` matches it apart."""
+    doc = listing or {}
+    parts = [plugin_id, str(doc.get("category", ""))]
     parts += _names(names)
-    parts += _names(listing.get("tagline")) + _names(listing.get("description"))
-    parts += [k for k in listing.get("keywords", []) if isinstance(k, str)]
+    parts += _names(doc.get("tagline")) + _names(doc.get("description"))
+    parts += [k for k in doc.get("keywords", []) if isinstance(k, str)]
     return " ".join(parts).casefold()
 
 
@@ -125,75 +129,59 @@ def _entry(
     )
 
 
+STORE_PAGE_SIZE = 50
+"""Listings in one answer of the store when the asker names no `limit`: a store of thousands
+answered whole made each search megabytes (issue 33)."""
+STORE_PAGE_MOST = 200
+
+
 @dataclass(frozen=True, slots=True)
-class _Listed:
-    """What the store shows and searches of one published listing: its published version's
-    names, the tagline, the category and the words it is found by (`_haystack`)."""
+class StoreFound:
+    """One page of the store's listings by id, and the id to ask for the next page after
+    (None on the last page)."""
 
-    names: Any
-    tagline: Any
-    category: str
-    haystack: str
-
-
-_LISTED: dict[tuple[str, int, int], _Listed] = {}
-"""By plug-in, published upload and approved version (each never changes): decoding thousands
-of listings and manifests on every search cost more than everything else it does (issue 33)."""
-_LISTED_MOST = 50_000
+    entries: tuple[StoreEntry, ...]
+    next_after: str | None
 
 
 def _in_store() -> Select[Any]:
-    """The listings in the store (`in_store_clause`) of plug-ins anyone may read, by id."""
+    """The listings in the store (`in_store_clause`) of plug-ins anyone may read, by id, with
+    what an entry shows: the approved version's names, the listing's document."""
     readable = readable_by_anyone()
     return (
         select(
             StoreListing.plugin_id,
             StoreListing.organization_id,
-            StoreListing.upload_id,
+            StoreListing.listing,
             StoreListing.icon.is_not(None).label("has_icon"),
-            readable.c.version_id,
+            versions.c.manifest["name"].label("names"),
         )
         .join(readable, readable.c.id == StoreListing.plugin_id)
         .join(plugins, plugins.c.id == StoreListing.plugin_id)
+        .join(versions, versions.c.id == readable.c.version_id)
         .where(in_store_clause())
         .order_by(StoreListing.plugin_id)
     )
 
 
-def _listed(db: Session, rows: Sequence[Row[Any]]) -> dict[str, _Listed]:
-    """`_Listed` of each row's plug-in, read (one statement) only for those not kept yet."""
-    keys = {row.plugin_id: (row.plugin_id, row.upload_id, row.version_id) for row in rows}
-    missing = [plugin_id for plugin_id, key in keys.items() if key not in _LISTED]
-    if missing:
-        if len(_LISTED) + len(missing) > _LISTED_MOST:
-            _LISTED.clear()
-        for found in _listing_rows(db, [keys[m] for m in missing]):
-            doc = found.listing or {}
-            _LISTED[keys[found.plugin_id]] = _Listed(
-                names=found.names or {},
-                tagline=doc.get("tagline"),
-                category=str(doc.get("category", "")),
-                haystack=_haystack(doc, found.plugin_id, found.names or {}),
-            )
-    return {plugin_id: _LISTED[key] for plugin_id, key in keys.items()}
+def _found_by(word: str) -> ColumnElement[bool]:
+    """A listing whose kept words, or whose publisher's current domain, hold `word`."""
+    by_domain = select(DomainClaim.organization_id).where(
+        DomainClaim.ended_at.is_(None),
+        func.lower(DomainClaim.domain).contains(word, autoescape=True),
+    )
+    return or_(
+        StoreListing.words.contains(word, autoescape=True),
+        StoreListing.organization_id.in_(by_domain),
+    )
 
 
-def _listing_rows(db: Session, keys: Sequence[tuple[str, int, int]]) -> Sequence[Row[Any]]:
-    """The listing documents and approved versions' names of these plug-ins, one statement
-    (a row whose version moved on since `keys` was read is left out)."""
-    versions_of = {plugin_id: version_id for plugin_id, _, version_id in keys}
-    rows = db.execute(
-        select(
-            StoreListing.plugin_id,
-            StoreListing.listing,
-            versions.c.id.label("version_id"),
-            versions.c.manifest["name"].label("names"),
-        )
-        .join(plugins, plugins.c.id == StoreListing.plugin_id)
-        .join(versions, versions.c.id == plugins.c.approved_version_id)
-        .where(StoreListing.plugin_id.in_(list(versions_of)))
-    ).all()
-    return [row for row in rows if versions_of[row.plugin_id] == row.version_id]
+def _check_page(limit: int | None) -> int:
+    if limit is None:
+        return STORE_PAGE_SIZE
+    if not 1 <= limit <= STORE_PAGE_MOST:
+        raise Invalid(f"limit: {limit} is not from 1 to {STORE_PAGE_MOST}")
+    return limit
 
 
 def search_store(
@@ -203,43 +191,48 @@ def search_store(
     words: str | None = None,
     category: str | None = None,
     language: str = "en",
-) -> list[StoreEntry]:
+    after: str | None = None,
+    limit: int | None = None,
+) -> StoreFound:
     """The plug-ins in the store (published, listed, public, not shelved, taken down or
-    retired), by id; `words` must each occur in the plug-in's id, names, tagline,
+    retired), by id, a page at a time (`limit`, 50 unless named, at most 200; the next page
+    starts `after` the last id); `words` must each occur in the plug-in's id, names, tagline,
     description, keywords, category or publisher domain (any language, case ignored);
     `category` one of the store's categories (else REQUEST-INVALID)."""
     _check_category(category)
-    wanted = _words(words or "")
-    query = _in_store()
+    size = _check_page(limit)
+    query = _in_store().limit(size + 1)
+    for word in _words(words or ""):
+        query = query.where(_found_by(word))
     if category is not None:
         query = query.where(StoreListing.category == category)
+    if after is not None:
+        query = query.where(StoreListing.plugin_id > after)
     rows = db.execute(query).all()
-    listed = _listed(db, rows)
-    domains = publisher_domains(db, (row.organization_id for row in rows))
+    page = rows[:size]
+    domains = publisher_domains(db, (row.organization_id for row in page))
     installed = chosen_shown(db, reader)
-    found = []
-    for row in rows:
-        shown = listed.get(row.plugin_id)
-        if shown is None:
-            continue  # approved anew between the two statements: the next search shows it
-        domain = domains.get(row.organization_id)
-        where = domain.domain.casefold() if domain is not None else ""
-        if any(word not in shown.haystack and word not in where for word in wanted):
-            continue
-        name = pick_name(shown.names, language)
-        found.append(
-            StoreEntry(
-                plugin_id=row.plugin_id,
-                name=row.plugin_id if name is None else name,
-                tagline=pick_name(shown.tagline, language) or "",
-                category=shown.category,
-                publisher_domain=None if domain is None else domain.domain,
-                verified=domain is not None and domain.verified,
-                has_icon=bool(row.has_icon),
-                installed=row.plugin_id in installed,
-            )
-        )
-    return found
+    entries = tuple(
+        _found(row, domains.get(row.organization_id), language, installed) for row in page
+    )
+    return StoreFound(entries, page[-1].plugin_id if len(rows) > size else None)
+
+
+def _found(
+    row: Row[Any], domain: PublisherDomain | None, language: str, installed: set[str]
+) -> StoreEntry:
+    doc = row.listing or {}
+    name = pick_name(row.names or {}, language)
+    return StoreEntry(
+        plugin_id=row.plugin_id,
+        name=row.plugin_id if name is None else name,
+        tagline=pick_name(doc.get("tagline"), language) or "",
+        category=str(doc.get("category", "")),
+        publisher_domain=None if domain is None else domain.domain,
+        verified=domain is not None and domain.verified,
+        has_icon=bool(row.has_icon),
+        installed=row.plugin_id in installed,
+    )
 
 
 def _example_days(
