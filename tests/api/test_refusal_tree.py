@@ -45,7 +45,7 @@ NOT_REFUSALS = {
     "almanac.sandbox.addresses.AddressRefused": "a download's address is not public",
     "almanac.sandbox.download.DownloadError": "a download failed",
     "almanac.sandbox.download.Refused": "inside the downloader",
-    "almanac.sandbox.download._DeadlinePassed": "inside the downloader",
+    "almanac.sandbox.download.DeadlinePassed": "inside the downloader",
     "almanac.service._Stop": "the supervisor's stop signal",
     "almanac.backup.BackupError": "the backup CLI's failure",
     "almanac.settings.SettingsError": "bad settings at start-up",

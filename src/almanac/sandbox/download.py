@@ -263,7 +263,7 @@ class SourceDownloader:
                         )
         except Exception as exc:
             raise DownloadError(
-                source.name, _detail(exc, deadline), _failure(exc, deadline)
+                source.name, failure_detail(exc, deadline), _failure(exc, deadline)
             ) from exc
         raise AssertionError("unreachable: the redirect loop returns or raises")
 
@@ -501,7 +501,8 @@ def _drain(response: httpx.Response) -> None:
             return
 
 
-def _detail(exc: Exception, deadline: Deadline) -> str:
+def failure_detail(exc: Exception, deadline: Deadline) -> str:
+    """What went wrong with a connection, in a sentence (downloads and webhook deliveries)."""
     if isinstance(exc, Refused | AddressRefused | ResolveError):
         return str(exc)
     if isinstance(exc, DeadlinePassed) or deadline.passed:

@@ -75,9 +75,7 @@ class WebhookDelivery(Base):
 
     id: Mapped[int] = mapped_column(BigId, primary_key=True, autoincrement=True)
     event_id: Mapped[int] = mapped_column(ForeignKey("webhook_events.id"))
-    endpoint_id: Mapped[int] = mapped_column(
-        ForeignKey("webhook_endpoints.id", ondelete="CASCADE")
-    )
+    endpoint_id: Mapped[int] = mapped_column(ForeignKey("webhook_endpoints.id", ondelete="CASCADE"))
     state: Mapped[str] = mapped_column(String(16))
     attempts: Mapped[int] = mapped_column(Integer)
     next_at: Mapped[datetime | None] = mapped_column(UTCDateTime)

@@ -5,10 +5,11 @@ subscribed to its plug-in; a plug-in nobody subscribes to costs one indexed read
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
-from datetime import date, datetime
+from datetime import datetime
 from typing import Any
 
 from sqlalchemy import Connection, and_, insert, literal, select
@@ -71,10 +72,11 @@ class _Row:
 
     kind: str
     series: str
-    date: date
+    # `dt.date`: in the class body the field `date` hides the type of the same name.
+    date: dt.date
     discriminator: str
     content: Mapping[str, Any]
-    moved_to: date | None
+    moved_to: dt.date | None
 
 
 def _current(row: Any) -> dict[str, Any]:

@@ -1,0 +1,224 @@
+"""A reader's webhook endpoints (issue 38, Subscriptions): register an https address for
+plug-ins they may read, list, pause, resume, rotate the secret, delete. The secret is shown
+once; after a rotation the previous one keeps signing beside the new for 24 hours."""
+
+from __future__ import annotations
+
+import base64
+import secrets
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any, Protocol
+from urllib.parse import urlsplit
+
+from sqlalchemy import Row, delete, func, insert, select, update
+from sqlalchemy.orm import Session
+
+from almanac.platform.accounts.models import Account
+from almanac.platform.audience.visibility import not_found, visible_plugins
+from almanac.platform.errors import Invalid, NotFound
+from almanac.platform.webhooks.tables import endpoints, subscriptions
+
+MAX_ENDPOINTS = 20
+MAX_URL = 2000
+MAX_DESCRIPTION = 200
+MAX_PLUGINS = 100
+PREVIOUS_SECRET_KEPT = timedelta(hours=24)
+SECRET_PREFIX = "whsec_"
+"""Standard Webhooks' secret form: the prefix and base64 of the key (24 random bytes)."""
+
+
+class EndpointAddresses(Protocol):
+    def check(self, host: str, port: int) -> None:
+        """Resolve `host` and raise Invalid unless every address is public (the download
+        rules' address policy; an adapter, since it asks the DNS)."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class EndpointView:
+    id: int
+    url: str
+    description: str
+    plugins: tuple[str, ...]
+    paused: bool
+    disabled_at: datetime | None
+    created_at: datetime
+    previous_secret_until: datetime | None
+
+
+@dataclass(frozen=True, slots=True)
+class EndpointWithSecret:
+    """An endpoint just registered or rotated, with the secret shown this once."""
+
+    endpoint: EndpointView
+    secret: str
+
+
+def new_secret() -> str:
+    return SECRET_PREFIX + base64.b64encode(secrets.token_bytes(24)).decode("ascii")
+
+
+def checked_url(url: str, addresses: EndpointAddresses) -> str:
+    """Issue 38: an endpoint is an https address of a named host (no user information, no IP
+    address), every address of which is public (Source download rules 2 to 4)."""
+    url = url.strip()
+    if len(url) > MAX_URL:
+        raise Invalid(f"url: at most {MAX_URL} characters")
+    try:
+        parts = urlsplit(url)
+        port = parts.port or 443
+    except ValueError as exc:
+        raise Invalid(f"url: not an address ({exc})") from exc
+    if parts.scheme != "https":
+        raise Invalid("url: only https addresses receive webhooks; give an https:// address")
+    if parts.username is not None or parts.password is not None:
+        raise Invalid("url: leave out the user name and password")
+    host = parts.hostname
+    if not host:
+        raise Invalid("url: the address has no host")
+    addresses.check(host, port)
+    return url
+
+
+def _view(db: Session, row: Row[Any]) -> EndpointView:
+    plugin_ids = db.execute(
+        select(subscriptions.c.plugin_id)
+        .where(subscriptions.c.endpoint_id == row.id)
+        .order_by(subscriptions.c.plugin_id)
+    ).scalars()
+    return EndpointView(
+        id=row.id,
+        url=row.url,
+        description=row.description,
+        plugins=tuple(plugin_ids),
+        paused=row.paused,
+        disabled_at=row.disabled_at,
+        created_at=row.created_at,
+        previous_secret_until=row.previous_until,
+    )
+
+
+def _checked_plugins(db: Session, account: Account, plugin_ids: Sequence[str]) -> list[str]:
+    wanted = sorted(set(plugin_ids))
+    if not wanted:
+        raise Invalid("plugins: name at least one plug-in whose events the endpoint receives")
+    if len(wanted) > MAX_PLUGINS:
+        raise Invalid(f"plugins: at most {MAX_PLUGINS} plug-ins an endpoint")
+    readable = {p.id for p in visible_plugins(db, account, among=wanted)}
+    for plugin_id in wanted:
+        if plugin_id not in readable:
+            raise Invalid(f"plugins: {not_found(plugin_id)} you may read")
+    return wanted
+
+
+def register(
+    db: Session,
+    account: Account,
+    *,
+    url: str,
+    plugin_ids: Sequence[str],
+    description: str,
+    addresses: EndpointAddresses,
+    now: datetime,
+) -> EndpointWithSecret:
+    """Issue 38, Subscriptions: a new endpoint of the reader for plug-ins they may read, at
+    most 20 a reader; its secret is returned this once."""
+    if len(description) > MAX_DESCRIPTION:
+        raise Invalid(f"description: at most {MAX_DESCRIPTION} characters")
+    count = db.execute(
+        select(func.count()).where(endpoints.c.account_id == account.id)
+    ).scalar_one()
+    if count >= MAX_ENDPOINTS:
+        raise Invalid(
+            f"you have {MAX_ENDPOINTS} endpoints, the most a reader may have: delete one first"
+        )
+    wanted = _checked_plugins(db, account, plugin_ids)
+    checked = checked_url(url, addresses)
+    secret = new_secret()
+    endpoint_id = db.execute(
+        insert(endpoints)
+        .values(
+            account_id=account.id,
+            url=checked,
+            description=description.strip(),
+            secret=secret,
+            paused=False,
+            created_at=now,
+        )
+        .returning(endpoints.c.id)
+    ).scalar_one()
+    db.execute(
+        insert(subscriptions), [{"endpoint_id": endpoint_id, "plugin_id": p} for p in wanted]
+    )
+    return EndpointWithSecret(endpoint(db, account, endpoint_id), secret)
+
+
+def _owned(db: Session, account: Account, endpoint_id: int) -> Row[Any]:
+    row = db.execute(
+        select(endpoints).where(endpoints.c.id == endpoint_id, endpoints.c.account_id == account.id)
+    ).first()
+    if row is None:
+        raise NotFound(f"no webhook endpoint {endpoint_id}")
+    return row
+
+
+def endpoint(db: Session, account: Account, endpoint_id: int) -> EndpointView:
+    """One of the reader's endpoints; NOT-FOUND for anyone else's."""
+    return _view(db, _owned(db, account, endpoint_id))
+
+
+def account_endpoints(db: Session, account: Account) -> list[EndpointView]:
+    """The reader's endpoints, oldest first."""
+    rows = db.execute(
+        select(endpoints).where(endpoints.c.account_id == account.id).order_by(endpoints.c.id)
+    ).all()
+    return [_view(db, row) for row in rows]
+
+
+def set_paused(
+    db: Session, account: Account, endpoint_id: int, paused: bool, now: datetime
+) -> EndpointView:
+    """Pause (no event is queued or sent) or resume; resuming a disabled endpoint enables it
+    again with its failures forgotten."""
+    _owned(db, account, endpoint_id)
+    values: dict[str, object] = {"paused": paused}
+    if not paused:
+        values.update(disabled_at=None, failing_since=None)
+    db.execute(update(endpoints).where(endpoints.c.id == endpoint_id).values(**values))
+    return endpoint(db, account, endpoint_id)
+
+
+def rotate_secret(
+    db: Session, account: Account, endpoint_id: int, now: datetime
+) -> EndpointWithSecret:
+    """A new secret, returned this once; the previous one keeps signing beside it for 24
+    hours, so receivers can change theirs without losing a message."""
+    row = _owned(db, account, endpoint_id)
+    secret = new_secret()
+    db.execute(
+        update(endpoints)
+        .where(endpoints.c.id == endpoint_id)
+        .values(
+            secret=secret,
+            previous_secret=row.secret,
+            previous_until=now + PREVIOUS_SECRET_KEPT,
+        )
+    )
+    return EndpointWithSecret(endpoint(db, account, endpoint_id), secret)
+
+
+def delete_endpoint(db: Session, account: Account, endpoint_id: int) -> None:
+    """The endpoint, its plug-ins and its delivery log are gone."""
+    _owned(db, account, endpoint_id)
+    db.execute(delete(endpoints).where(endpoints.c.id == endpoint_id))
+
+
+def signing_secrets(
+    secret: str, previous: str | None, until: datetime | None, now: datetime
+) -> tuple[str, ...]:
+    """The secrets a message is signed with at `now`: the current one, and the previous one
+    while it is kept."""
+    kept = previous is not None and until is not None and now < until
+    return (secret, previous) if kept and previous else (secret,)
