@@ -10,7 +10,7 @@ from almanac.api.schemas import RowIdPath
 from almanac.api.schemas.webhooks import DeliveryOut, EndpointIn, EndpointOut, EndpointSecretOut
 from almanac.platform.webhooks import deliveries, endpoints
 
-router = APIRouter(prefix="/reader/webhooks", tags=["webhooks"])
+router = APIRouter(prefix="/reader/webhooks", tags=["reader"])
 
 
 @router.post("", status_code=status.HTTP_201_CREATED, response_model=EndpointSecretOut)
