@@ -1,7 +1,8 @@
 """Benchmark: 1,000 webhook endpoints on one plug-in (issue 38). Prints the deliveries per
 second to a real TLS receiver on the stand-in public address (a network namespace of its own,
 the production dialer, SQLite store), and the write of a run with 1,000 subscribers (the
-outbox's fan-out) and during the deliveries beside the same write with none (baseline, same
+outbox's event; the delivery sensor fans it out) and during the deliveries beside the same write
+with none (baseline, same
 run): deliveries never delay a run.
 
 Run: .venv/bin/python tests/benchmarks/bench_webhooks.py [--endpoints 1000]

@@ -1,16 +1,19 @@
 """Issue 38 over HTTP on both stores: registering endpoints (public https addresses only, the
 reader's own plug-ins, at most 20), the secret shown once and rotated, pause, resume, delete;
-and the outbox: a run with revisions leaves one `records.changed` event per endpoint carrying
-exactly what the write stored, and a state move a `plugin.status` event."""
+and the outbox: a run with revisions leaves a `records.changed` event carrying exactly what
+the write stored (in parts past `MAX_CHANGES`), fanned out by the delivery sensor to the
+endpoints subscribed then; a state move leaves a `plugin.status` event."""
 
 from __future__ import annotations
 
-from datetime import date
+from datetime import date, timedelta
 from typing import Any
 
 import pytest
 from sqlalchemy import select
 
+from almanac.platform.store.engine import write_transaction
+from almanac.platform.webhooks.outbox import MAX_CHANGES, fan_out
 from almanac.platform.webhooks.tables import deliveries, events
 from tests.api.conftest import assert_problem
 from tests.api.test_reader import MANIFEST
@@ -136,9 +139,57 @@ def test_a_run_with_revisions_leaves_exactly_what_the_store_wrote(wapi) -> None:
     assert changes["moved"][0]["record"]["movedTo"] == "2026-11-27"
     assert changes["moved"][0]["record"] == by_key[("tpm", "2026-11-20")]["record"]
     assert second["run"] > first["run"] and second["version"] == "1.0.0"
-    with wapi.engine.connect() as conn:
-        fanned = conn.execute(select(deliveries.c.event_id, deliveries.c.endpoint_id)).all()
-    assert len(fanned) == 4 and len({row.endpoint_id for row in fanned}) == 2
+    assert (second["part"], second["parts"]) == (1, 1)
+
+
+def _deliveries(engine) -> list[tuple[int, int]]:
+    with engine.connect() as conn:
+        rows = conn.execute(select(deliveries.c.event_id, deliveries.c.endpoint_id))
+        return sorted((row.event_id, row.endpoint_id) for row in rows)
+
+
+def test_the_run_writes_events_and_the_sensor_fans_them_out_to_the_subscribers_then(
+    wapi,
+) -> None:
+    plugin = stored_plugin(wapi)
+    reader = wapi.signed_in("reader@example.org")
+    early = register(reader, [plugin.id]).json()["endpoint"]["id"]
+    paused = register(reader, [plugin.id]).json()["endpoint"]["id"]
+    plugin.write([usd("2026-11-01", 58.1)], date(2026, 11, 2))
+    assert _deliveries(wapi.engine) == [], "the run's write makes no delivery"
+    (event,) = [p for p in _event_ids(wapi.engine, plugin.id)]
+    late = register(reader, [plugin.id]).json()["endpoint"]["id"]
+    assert reader.post(f"/api/v1/reader/webhooks/{paused}/pause").status_code == 200
+    with write_transaction(wapi.engine) as conn:
+        assert fan_out(conn, T0) == 1
+    with write_transaction(wapi.engine) as conn:
+        assert fan_out(conn, T0) == 0, "an event is fanned out once"
+    assert _deliveries(wapi.engine) == [(event, early), (event, late)]
+
+
+def _event_ids(engine, plugin_id: str) -> list[int]:
+    with engine.connect() as conn:
+        return list(
+            conn.execute(select(events.c.id).where(events.c.plugin_id == plugin_id)).scalars()
+        )
+
+
+def test_a_run_changing_many_records_sends_them_in_parts(wapi) -> None:
+    plugin = stored_plugin(wapi)
+    reader = wapi.signed_in("reader@example.org")
+    assert register(reader, [plugin.id]).status_code == 201
+    many = MAX_CHANGES * 2 + 5
+    start = date(2026, 1, 1)
+    plugin.write(
+        [usd((start + timedelta(days=i)).isoformat(), 1.0) for i in range(many)],
+        date(2026, 11, 2),
+    )
+    payloads = [p["data"] for p in _event_data(wapi.engine, plugin.id, "records.changed")]
+    assert [(p["part"], p["parts"]) for p in payloads] == [(1, 3), (2, 3), (3, 3)]
+    assert [len(p["changes"]["new"]) for p in payloads] == [MAX_CHANGES, MAX_CHANGES, 5]
+    assert all(p["counts"]["new"] == many and p["run"] == payloads[0]["run"] for p in payloads)
+    dates = [c["record"]["date"] for p in payloads for c in p["changes"]["new"]]
+    assert len(set(dates)) == many
 
 
 def test_a_failing_and_paused_plugin_tells_its_subscribers(wapi) -> None:

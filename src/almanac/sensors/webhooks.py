@@ -27,6 +27,7 @@ from almanac.platform.webhooks.deliveries import (
     record_answer,
     skip,
 )
+from almanac.platform.webhooks.outbox import fan_out
 from almanac.sensors.runs import evaluation_time
 
 SENSOR = "almanac_webhook_deliveries"
@@ -76,16 +77,21 @@ def deliver_due(
     workers: int = WORKERS,
     budget_seconds: float = TICK_BUDGET_SECONDS,
 ) -> Delivered:
-    """Send every delivery due now, `workers` at a time, batch after batch until none is due
-    or the budget is spent; each answer is kept in its own transaction (at-least-once: a
-    crash between the send and the commit sends the message again, with the same id)."""
+    """Fan the outbox's new events out to the endpoints subscribed now, then send every
+    delivery due, `workers` at a time, batch after batch until none is due or the budget is
+    spent; each answer is kept in its own transaction (at-least-once: a crash between the
+    send and the commit sends the message again, with the same id)."""
     started = time.monotonic()
     attempted = ok = skipped = 0
     with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="webhook") as pool:
         while time.monotonic() - started < budget_seconds:
+            with write_transaction(engine) as conn:
+                fanned = fan_out(conn, clock())
             with reading(engine).connect() as conn:
                 batch = due_deliveries(conn, clock(), BATCH)
             if not batch:
+                if fanned:
+                    continue
                 break
             results = list(pool.map(lambda due: _one(engine, sender, clock, base_url, due), batch))
             mail = [m for _, m in results if m is not None]

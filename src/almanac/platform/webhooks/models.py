@@ -52,15 +52,18 @@ class WebhookSubscription(Base):
 
 class WebhookEvent(Base):
     """One event of a plug-in (`records.changed`, `plugin.status`) and its payload, written in
-    the transaction that made it: the outbox."""
+    the transaction that made it: the outbox. `fanned_out_at` is when the delivery sensor made
+    its deliveries, one per endpoint subscribed then (None: not yet)."""
 
     __tablename__ = "webhook_events"
+    __table_args__ = (Index("ix_webhook_events_fanned_out_at", "fanned_out_at", "id"),)
 
     id: Mapped[int] = mapped_column(BigId, primary_key=True, autoincrement=True)
     plugin_id: Mapped[str] = mapped_column(ForeignKey("plugins.id"))
     type: Mapped[str] = mapped_column(String(32))
     payload: Mapped[dict[str, Any]] = mapped_column(JSON)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime)
+    fanned_out_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
 
 
 class WebhookDelivery(Base):

@@ -1,7 +1,9 @@
 """The events outbox (issue 38, Events): written inside the transaction that makes the event,
 the run's write or the state move, so an event exists exactly when what it tells was
-committed, and once. Each event is fanned out at once to one delivery per active endpoint
-subscribed to its plug-in; a plug-in nobody subscribes to costs one indexed read."""
+committed, and once. The write keeps only the event (a few rows, however many subscribe): the
+delivery sensor fans it out later to one delivery per endpoint active and subscribed then
+(`fan_out`), so subscribers never lengthen a run. A plug-in nobody subscribes to costs the
+write one indexed read. A run's changes go in parts of at most `MAX_CHANGES` each."""
 
 from __future__ import annotations
 
@@ -12,7 +14,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Connection, and_, insert, literal, select
+from sqlalchemy import Connection, and_, insert, literal, select, update
 
 from almanac.platform.lifecycle import State
 from almanac.platform.reader.records import from_stored
@@ -24,6 +26,11 @@ RECORDS_CHANGED = "records.changed"
 PLUGIN_STATUS = "plugin.status"
 PENDING = "pending"
 CHANGE_KINDS = ("new", "revised", "moved", "withdrawn", "returned")
+MAX_CHANGES = 100
+"""The most changes one `records.changed` event carries; a run that changed more sends them in
+further events of the same run, numbered by `part` of `parts` (issue 38: a message stays
+small enough for any receiver; a revised record, old and new, is about 1 KiB)."""
+FAN_OUT_BATCH = 200
 
 
 def _active_subscribers(plugin_id: str) -> Any:
@@ -46,24 +53,45 @@ def has_subscribers(conn: Connection, plugin_id: str) -> bool:
 def _enqueue(
     conn: Connection, plugin_id: str, kind: str, data: Mapping[str, Any], now: datetime
 ) -> int:
-    """Keep the event and one pending delivery of it per active subscribed endpoint."""
+    """Keep the event in the outbox, to be fanned out by the delivery sensor."""
     payload = {"type": kind, "timestamp": now.isoformat(), "data": dict(data)}
     event_id: int = conn.execute(
         insert(events)
         .values(plugin_id=plugin_id, type=kind, payload=payload, created_at=now)
         .returning(events.c.id)
     ).scalar_one()
-    fan_out = _active_subscribers(plugin_id).with_only_columns(
-        literal(event_id).label("event_id"),
-        endpoints.c.id.label("endpoint_id"),
-        literal(PENDING).label("state"),
-        literal(0).label("attempts"),
-        literal(now, UTCDateTime()).label("next_at"),
-        literal(now, UTCDateTime()).label("created_at"),
-    )
-    columns = ["event_id", "endpoint_id", "state", "attempts", "next_at", "created_at"]
-    conn.execute(insert(deliveries).from_select(columns, fan_out))
     return event_id
+
+
+def fan_out(conn: Connection, now: datetime, limit: int = FAN_OUT_BATCH) -> int:
+    """The delivery sensor's first step: each event not yet fanned out gets one pending
+    delivery per endpoint active and subscribed now, and is marked, in the caller's one
+    transaction (so each event is fanned out once, and its deliveries' ids, the messages'
+    `webhook-id`, never change). Returns how many events were fanned out; whether the owner
+    may still read the plug-in is asked again at each send."""
+    waiting = conn.execute(
+        select(events.c.id, events.c.plugin_id)
+        .where(events.c.fanned_out_at.is_(None))
+        .order_by(events.c.id)
+        .limit(limit)
+        .with_for_update(skip_locked=True)
+    ).all()
+    columns = ["event_id", "endpoint_id", "state", "attempts", "next_at", "created_at"]
+    for event in waiting:
+        subscribed = _active_subscribers(event.plugin_id).with_only_columns(
+            literal(event.id).label("event_id"),
+            endpoints.c.id.label("endpoint_id"),
+            literal(PENDING).label("state"),
+            literal(0).label("attempts"),
+            literal(now, UTCDateTime()).label("next_at"),
+            literal(now, UTCDateTime()).label("created_at"),
+        )
+        conn.execute(insert(deliveries).from_select(columns, subscribed))
+    if waiting:
+        conn.execute(
+            update(events).where(events.c.id.in_([e.id for e in waiting])).values(fanned_out_at=now)
+        )
+    return len(waiting)
 
 
 @dataclass(frozen=True, slots=True)
@@ -151,6 +179,18 @@ def run_changes(
     return changes
 
 
+def _parts(changes: Mapping[str, list[dict[str, Any]]]) -> list[dict[str, list[Any]]]:
+    """The run's changes cut into parts of at most `MAX_CHANGES`, kinds in their order."""
+    flat = [(kind, change) for kind in CHANGE_KINDS for change in changes[kind]]
+    parts = []
+    for start in range(0, max(len(flat), 1), MAX_CHANGES):
+        part: dict[str, list[Any]] = {kind: [] for kind in CHANGE_KINDS}
+        for kind, change in flat[start : start + MAX_CHANGES]:
+            part[kind].append(change)
+        parts.append(part)
+    return parts
+
+
 def record_run_changes(
     conn: Connection,
     *,
@@ -159,24 +199,36 @@ def record_run_changes(
     version_id: int,
     counts: Mapping[str, int],
     now: datetime,
-) -> int | None:
-    """Issue 38, Events: a `records.changed` event for a run that changed anything, carrying
-    exactly what its write stored; called by the write in its transaction. None when nothing
-    changed or no endpoint receives the plug-in's events."""
+) -> list[int]:
+    """Issue 38, Events: `records.changed` events for a run that changed anything, carrying
+    exactly what its write stored, at most `MAX_CHANGES` an event (`part` of `parts`, each
+    with the run's whole counts); called by the write in its transaction. No event when
+    nothing changed or no endpoint receives the plug-in's events."""
     if not any(counts[kind] for kind in CHANGE_KINDS) or not has_subscribers(conn, plugin_id):
-        return None
+        return []
     version = conn.execute(
         select(versions.c.version, versions.c.digest).where(versions.c.id == version_id)
     ).one()
-    data = {
-        "plugin": plugin_id,
-        "run": run_id,
-        "version": version.version,
-        "digest": version.digest,
-        "counts": {kind: counts[kind] for kind in CHANGE_KINDS},
-        "changes": run_changes(conn, plugin_id, run_id, now),
-    }
-    return _enqueue(conn, plugin_id, RECORDS_CHANGED, data, now)
+    parts = _parts(run_changes(conn, plugin_id, run_id, now))
+    return [
+        _enqueue(
+            conn,
+            plugin_id,
+            RECORDS_CHANGED,
+            {
+                "plugin": plugin_id,
+                "run": run_id,
+                "version": version.version,
+                "digest": version.digest,
+                "counts": {kind: counts[kind] for kind in CHANGE_KINDS},
+                "part": number,
+                "parts": len(parts),
+                "changes": part,
+            },
+            now,
+        )
+        for number, part in enumerate(parts, start=1)
+    ]
 
 
 _BACK_FROM = frozenset({State.FAILING, State.PAUSED})

@@ -53,11 +53,16 @@ def upgrade() -> None:
         sa.Column("type", sa.String(length=32), nullable=False),
         sa.Column("payload", sa.JSON(), nullable=False),
         sa.Column("created_at", UTCDateTime(), nullable=False),
+        sa.Column("fanned_out_at", UTCDateTime(), nullable=True),
         sa.ForeignKeyConstraint(
             ["plugin_id"], ["plugins.id"], name=op.f("fk_webhook_events_plugin_id_plugins")
         ),
         sa.PrimaryKeyConstraint("id", name=op.f("pk_webhook_events")),
     )
+    with op.batch_alter_table("webhook_events", schema=None) as batch_op:
+        batch_op.create_index(
+            "ix_webhook_events_fanned_out_at", ["fanned_out_at", "id"], unique=False
+        )
     op.create_table(
         "webhook_deliveries",
         sa.Column("id", BIG_ID, autoincrement=True, nullable=False),
@@ -137,6 +142,9 @@ def downgrade() -> None:
         batch_op.drop_index("ix_webhook_deliveries_due")
 
     op.drop_table("webhook_deliveries")
+    with op.batch_alter_table("webhook_events", schema=None) as batch_op:
+        batch_op.drop_index("ix_webhook_events_fanned_out_at")
+
     op.drop_table("webhook_events")
     with op.batch_alter_table("webhook_endpoints", schema=None) as batch_op:
         batch_op.drop_index("ix_webhook_endpoints_account_id")
