@@ -1,9 +1,9 @@
 """Benchmark: 1,000 webhook endpoints on one plug-in (issue 38). Prints the deliveries per
 second to a real TLS receiver on the stand-in public address (a network namespace of its own,
-the production dialer, SQLite store), and the write of a run with 1,000 subscribers (the
-outbox's event; the delivery sensor fans it out) and during the deliveries beside the same write
-with none (baseline, same
-run): deliveries never delay a run.
+the production dialer, SQLite store; one sensor tick's budget, fan-out included), and the
+write of a run with 1,000 subscribers (only the outbox's events: the delivery sensor fans them
+out) and during the deliveries beside the same write with none (baseline, same run):
+subscribers and deliveries never delay a run.
 
 Run: .venv/bin/python tests/benchmarks/bench_webhooks.py [--endpoints 1000]
 (it enters its own user and network namespace). The last line is one JSON object of the
@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -92,8 +93,13 @@ def inside(endpoint_count: int) -> dict[str, Any]:
     figures: dict[str, Any] = {"endpoints": endpoint_count, "records": RECORDS}
     timed_write(plugins["quiet"], 1.0)
     timed_write(plugins["watched"], 1.0)  # first runs: nothing to compare yet
-    figures["write_no_subscribers_s"] = timed_write(plugins["quiet"], 2.0)
-    figures["write_1000_subscribers_s"] = timed_write(plugins["watched"], 2.0)
+    # Alternating, the median of 3 each: the machine is shared, single writes are noisy.
+    quiet, watched = [], []
+    for price in (2.0, 3.0, 4.0):
+        quiet.append(timed_write(plugins["quiet"], price))
+        watched.append(timed_write(plugins["watched"], price))
+    figures["write_no_subscribers_s"] = statistics.median(quiet)
+    figures["write_1000_subscribers_s"] = statistics.median(watched)
     with TLSServer(ca, (HOST,), bind=(PUBLIC, 443)) as server:
         server.routes.update({f"/e{n}-{k}": (lambda h: h.reply(204))
                               for n in range(endpoint_count // 20) for k in range(20)})  # fmt: skip
@@ -104,7 +110,8 @@ def inside(endpoint_count: int) -> dict[str, Any]:
 
         def deliver() -> None:
             started = time.perf_counter()
-            # Both runs of the watched plug-in left an event for each endpoint.
+            # The watched plug-in's runs left their events (500 changes: 5 parts each); the
+            # sensor fans them out and sends for one tick's budget.
             done = deliver_due(
                 engine, sender, OutboxMailer(engine), clock=lambda: datetime.now(UTC),
                 base_url="https://almanac.test",
@@ -114,7 +121,7 @@ def inside(endpoint_count: int) -> dict[str, Any]:
         worker = threading.Thread(target=deliver)
         worker.start()
         time.sleep(0.2)
-        figures["write_during_deliveries_s"] = timed_write(plugins["quiet"], 3.0)
+        figures["write_during_deliveries_s"] = timed_write(plugins["quiet"], 5.0)
         worker.join()
     done = result["done"]
     figures["delivered"] = done.ok
@@ -143,7 +150,7 @@ def main() -> None:
         sys.exit(done.stderr[-4000:])
     figures = json.loads(done.stdout.splitlines()[-1])
     print(
-        f"{figures['delivered']} of {figures['endpoints']} endpoints delivered in "
+        f"{figures['delivered']} deliveries to {figures['endpoints']} endpoints in "
         f"{figures['delivery_seconds']} s: {figures['deliveries_per_second']} deliveries/s"
     )
     print(f"write of a run ({RECORDS} records revised): no subscribers "
