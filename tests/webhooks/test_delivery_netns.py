@@ -9,6 +9,7 @@ prints what it saw as JSON."""
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -19,32 +20,38 @@ from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+import pytest
 import trustme
 from aiosmtpd.controller import Controller
-from sqlalchemy import select
+from sqlalchemy import make_url, select
 from sqlalchemy.orm import Session
 from standardwebhooks.webhooks import Webhook, WebhookVerificationError
 
 from almanac.platform import accounts, audience
 from almanac.platform.accounts import Passwords
 from almanac.platform.accounts.passwords import Argon2Parameters
+from almanac.platform.errors import Invalid
 from almanac.platform.store.engine import make_engine, upgrade_database
 from almanac.platform.webhooks import deliveries, endpoints
 from almanac.platform.webhooks.tables import deliveries as delivery_rows
 from almanac.sandbox.smtp import MailSettings, SmtpMailer
-from almanac.sandbox.webhooks import EndpointAddressCheck, WebhookSender
+from almanac.sandbox.webhooks import TEST_EVENT, EndpointAddressCheck, WebhookSender
 from almanac.sensors.webhooks import deliver_due
+from tests.accounts.conftest import empty_account_tables, migrated_postgres_url  # noqa: F401
 from tests.api.test_mail import Inbox, free_port
 from tests.api.test_reader import MANIFEST
-from tests.audience.helpers import StoredPlugin, fresh_id
+from tests.audience.helpers import StoredPlugin, empty_audience_tables, fresh_id
 from tests.conftest import REPO
 from tests.sandbox.tls_server import Handler, TableResolver, TLSServer, client_context
+from tests.webhooks.conftest import empty_webhook_tables
 
 PUBLIC = "93.184.216.34"
 HOST = "hooks.example.org"
 REBOUND = "rebind.example.org"
 TIMEOUT = 1.5
 DAY = date(2026, 11, 2)
+DATABASE = "ALMANAC_WEBHOOKS_NETNS_DATABASE"
+SOCKETS = "/var/run/postgresql"
 
 
 class Receiver:
@@ -55,9 +62,11 @@ class Receiver:
         self.server = server
         self.secrets: dict[str, list[str]] = {}
         self.seen: dict[str, list[dict[str, Any]]] = {}
+        self.probes: dict[str, list[dict[str, Any]]] = {}
 
     def route(self, path: str, answer: Callable[[Handler, int], None]) -> str:
         self.seen[path] = []
+        self.probes[path] = []
 
         def handle(handler: Handler) -> None:
             verified = {}
@@ -67,18 +76,21 @@ class Receiver:
                     verified[secret[-6:]] = True
                 except WebhookVerificationError:
                     verified[secret[-6:]] = False
-            self.seen[path].append(
+            body = json.loads(handler.body)
+            kept = self.probes if body["type"] == TEST_EVENT else self.seen
+            kept[path].append(
                 {
+                    "message": [handler.body.decode(), dict(handler.headers.items())],
                     "id": handler.headers["webhook-id"],
                     "verified": verified,
                     "signatures": len(handler.headers["webhook-signature"].split(" ")),
                     # The library verifies against the real clock; the test's clock runs
                     # ahead in places, and a message dated over 5 minutes ahead is too new.
                     "skew": int(handler.headers["webhook-timestamp"]) - time.time(),
-                    "body": json.loads(handler.body),
+                    "body": body,
                 }
             )
-            answer(handler, [m["id"] for m in self.seen[path]].count(handler.headers["webhook-id"]))
+            answer(handler, [m["id"] for m in kept[path]].count(handler.headers["webhook-id"]))
 
         self.server.routes[path] = handle
         return f"https://{HOST}{path}"
@@ -102,24 +114,36 @@ def _redirect(handler: Handler, _n: int) -> None:
     handler.reply(302, b"", {"Location": f"https://{HOST}/ok"})
 
 
+def _redirect_later(handler: Handler, n: int) -> None:
+    """A receiver that began redirecting after it was registered: 200 to the test message."""
+    if json.loads(handler.body)["type"] == TEST_EVENT:
+        handler.reply(200)
+    else:
+        _redirect(handler, n)
+
+
 def _always_500(handler: Handler, _n: int) -> None:
     handler.reply(500, b"broken")
 
 
 class World:
     def __init__(self, work: Path, receiver: Receiver, smtp_port: int) -> None:
-        url = f"sqlite:///{work / 'almanac.db'}"
-        upgrade_database(url)
+        url = os.environ.get(DATABASE) or f"sqlite:///{work / 'almanac.db'}"
+        if url.startswith("sqlite"):
+            upgrade_database(url)
         self.engine = make_engine(url)
         self.receiver = receiver
-        self.resolver = TableResolver({HOST: [PUBLIC], REBOUND: [[PUBLIC], ["127.0.0.1"]]})
-        self.addresses = EndpointAddressCheck(self.resolver)
+        # Registration resolves twice (the check, the test message), then the delivery.
+        self.resolver = TableResolver(
+            {HOST: [PUBLIC], REBOUND: [[PUBLIC], [PUBLIC], ["127.0.0.1"]]}
+        )
         self.sender = WebhookSender(
             base_url="https://almanac.test",
             resolver=self.resolver,
             ssl_context=client_context(receiver.server.ca),
             timeout_seconds=TIMEOUT,
         )
+        self.addresses = EndpointAddressCheck(self.resolver, sender=self.sender)
         self.mailer = SmtpMailer(MailSettings(smtp_host="127.0.0.1", smtp_port=smtp_port))
         self.offset = timedelta(0)
         self.passwords = Passwords(Argon2Parameters.fast())
@@ -155,7 +179,16 @@ class World:
                 now=now or self.now(),
             )
             db.commit()
-        self.receiver.secrets[url.removeprefix(f"https://{HOST}")] = [made.secret]
+        path = url.removeprefix(f"https://{HOST}")
+        self.receiver.secrets[path] = [made.secret]
+        # The test message came before the secret was known here: verified now.
+        for probe in self.receiver.probes.get(path, []):
+            body, headers = probe["message"]
+            try:
+                Webhook(made.secret).verify(body, headers)
+                probe["verified"] = {made.secret[-6:]: True}
+            except WebhookVerificationError:
+                probe["verified"] = {made.secret[-6:]: False}
         return made
 
     def deliver(self) -> dict[str, Any]:
@@ -206,7 +239,12 @@ def run_cases(world: World, receiver: Receiver, loopback: TLSServer, inbox: Inbo
     ok = world.endpoint(reader, plugin, receiver.route("/ok", _ok))
     flaky = world.endpoint(reader, plugin, receiver.route("/flaky", _fail_once))
     hang = world.endpoint(reader, plugin, receiver.route("/hang", _hang))
-    moved = world.endpoint(reader, plugin, receiver.route("/redirect", _redirect))
+    moved = world.endpoint(reader, plugin, receiver.route("/redirect", _redirect_later))
+    try:
+        world.endpoint(reader, plugin, receiver.route("/moved", _redirect))
+        result["registered_redirecting"] = "registered"
+    except Invalid as refused:
+        result["registered_redirecting"] = str(refused)
     receiver.route("/ok-target", _ok)
     rebound = world.endpoint(reader, plugin, f"https://{REBOUND}/rebound")
     plugin.write([usd("2026-11-01", 58.1)], DAY)
@@ -217,6 +255,7 @@ def run_cases(world: World, receiver: Receiver, loopback: TLSServer, inbox: Inbo
     world.offset = timedelta(hours=2)
     result["later"] = world.deliver()
     result["seen"] = {path: seen for path, seen in receiver.seen.items()}
+    result["probes"] = {path: seen for path, seen in receiver.probes.items()}
     result["loopback"] = [r.path for r in loopback.requests]
     result["logs"] = {
         name: world.log(reader, made.endpoint.id)
@@ -300,13 +339,31 @@ def disabled_case(world: World, receiver: Receiver, inbox: Inbox) -> dict[str, A
     }
 
 
-def test_deliveries_reach_a_real_receiver_by_the_rules() -> None:
+def _in_namespace(url: str) -> str:
+    """The PostgreSQL URL reached from inside the namespace, whose loopback is its own: the
+    server's Unix socket."""
+    made = make_url(url)
+    return made.set(host="", query={"host": SOCKETS}).render_as_string(hide_password=False)
+
+
+@pytest.mark.parametrize("store", ["sqlite", "postgresql"])
+def test_deliveries_reach_a_real_receiver_by_the_rules(
+    store: str, request: pytest.FixtureRequest
+) -> None:
     unshare = shutil.which("unshare")
     assert unshare, "util-linux unshare is needed"
+    env = dict(os.environ)
+    if store == "postgresql":
+        url = request.getfixturevalue("migrated_postgres_url")
+        engine = make_engine(url)
+        for empty in (empty_webhook_tables, empty_audience_tables, empty_account_tables):
+            empty(engine)
+        engine.dispose()
+        env[DATABASE] = _in_namespace(url)
     done = subprocess.run(
         [unshare, "--user", "--map-root-user", "--net", sys.executable, "-m",
          "tests.webhooks.test_delivery_netns"],
-        cwd=REPO, capture_output=True, text=True, timeout=120,
+        cwd=REPO, capture_output=True, text=True, timeout=120, env=env,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr[-4000:]
     result = json.loads(done.stdout.splitlines()[-1])
@@ -331,6 +388,12 @@ def test_deliveries_reach_a_real_receiver_by_the_rules() -> None:
     assert hang[0] is None and f"did not finish within {TIMEOUT:g} seconds" in hang[1]
     assert result["first"]["seconds"] < TIMEOUT * 2 + 3, result["first"]
     # A redirect is not followed; the DNS answer that turned to loopback is refused.
+    # Registration: a signed test message, verified by the receiver; a redirect refused.
+    (probe,) = result["probes"]["/ok"]
+    assert probe["body"]["type"] == "webhook.test" and list(probe["verified"].values()) == [True]
+    assert "HTTP 302, a redirect" in result["registered_redirecting"]
+    assert "give the address it redirects to" in result["registered_redirecting"]
+    assert seen["/moved"] == []
     assert result["logs"]["redirect"][0]["attempts"][0][0] == 302
     assert "redirects are not followed" in result["logs"]["redirect"][0]["attempts"][0][1]
     assert seen["/ok-target"] == []

@@ -43,7 +43,7 @@ from almanac.platform.publishing.uploads.uploads import ImportsJudge
 from almanac.platform.store.engine import reading, writing
 from almanac.platform.webhooks.endpoints import EndpointAddresses
 from almanac.sandbox.tool_imports import import_problems
-from almanac.sandbox.webhooks import EndpointAddressCheck
+from almanac.sandbox.webhooks import registration_check
 from almanac.sandbox.wellknown import domain_prover as default_domain_prover
 from almanac.settings import Settings
 
@@ -144,7 +144,8 @@ def create_app(
     problem+json answer. `passwords` defaults to production argon2 parameters;
     `domain_prover` to DNS through `settings.dns_servers` and the well-known file through the
     source downloader; `imports` to the tool's `checkImports` in Node; `endpoint_addresses`
-    (webhook endpoints' address check) to the system's resolver."""
+    (webhook endpoints' address check and
+    redirect probe) to the system's resolver and network."""
     if domain_prover is None:
         domain_prover = default_domain_prover(settings)
     app = FastAPI(
@@ -165,7 +166,7 @@ def create_app(
         tool_file=tool_file,
         domain_prover=domain_prover,
         imports=imports,
-        endpoint_addresses=endpoint_addresses or EndpointAddressCheck(),
+        endpoint_addresses=endpoint_addresses or registration_check(settings),
     )
     install_problem_handlers(app)
     device.install_oauth_errors(app)

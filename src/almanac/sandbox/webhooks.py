@@ -7,8 +7,10 @@ time-out for the whole attempt, and the answer's body read to at most 64 KiB and
 
 from __future__ import annotations
 
+import json
 import ssl
 from datetime import datetime
+from secrets import token_hex
 
 import httpx
 from standardwebhooks.webhooks import Webhook
@@ -26,8 +28,10 @@ from almanac.sandbox.download import (
     user_agent,
 )
 from almanac.sandbox.resolver import ResolveError, Resolver, SystemResolver
+from almanac.settings import Settings
 
 TIMEOUT_SECONDS = 10.0
+TEST_EVENT = "webhook.test"
 ANSWER_BODY_LIMIT = 64 * 1024
 
 
@@ -38,12 +42,22 @@ def signature(secrets: tuple[str, ...], message_id: str, at: datetime, body: str
 
 
 class EndpointAddressCheck:
-    """Registration's address check: the host resolved and every address public, by the same
-    resolver and policy the deliveries use (`almanac.sandbox.addresses.check_resolved`)."""
+    """Registration's check of an endpoint: the host resolved and every address public, by
+    the same resolver and policy the deliveries use (`almanac.sandbox.addresses`); with a
+    `sender`, then a signed `webhook.test` message posted through the deliveries' own checked
+    client, and an endpoint answering it with a redirect refused (issue 38: endpoints that
+    redirect are refused at registration and at delivery). Any other answer, or none, is let
+    pass: a receiver may be deployed after it is registered, and its delivery log tells."""
 
-    def __init__(self, resolver: Resolver | None = None, timeout: float = 5.0) -> None:
+    def __init__(
+        self,
+        resolver: Resolver | None = None,
+        timeout: float = 5.0,
+        sender: WebhookSender | None = None,
+    ) -> None:
         self._resolver: Resolver = resolver or SystemResolver()
         self._timeout = timeout
+        self._sender = sender
 
     def check(self, host: str, port: int) -> None:
         if parse_address(host) is not None:
@@ -52,6 +66,22 @@ class EndpointAddressCheck:
             check_resolved(host, self._resolver.resolve(host, port, self._timeout))
         except (AddressRefused, ResolveError) as exc:
             raise Invalid(f"url: {exc}; webhooks go to public addresses only") from exc
+
+    def probe(self, url: str, secret: str, now: datetime) -> None:
+        if self._sender is None:
+            return
+        body = json.dumps(
+            {"type": TEST_EVENT, "timestamp": now.isoformat(), "data": {"url": url}},
+            separators=(",", ":"),
+        )
+        message_id = f"msg_test_{token_hex(8)}"
+        answer = self._sender.post(url, message_id, (secret,), body, now)
+        if answer.status is not None and 300 <= answer.status < 400:
+            raise Invalid(
+                f"url: the endpoint answered Almanac's {TEST_EVENT} message with HTTP "
+                f"{answer.status}, a redirect; deliveries follow no redirect, so give the "
+                "address it redirects to, answering 2xx"
+            )
 
 
 class WebhookSender:
@@ -77,17 +107,23 @@ class WebhookSender:
         self._timeout = timeout_seconds
 
     def send(self, due: Due, now: datetime) -> Answer:
+        return self.post(due.url, due.message_id, due.secrets, due.body, now)
+
+    def post(
+        self, address: str, message_id: str, secrets: tuple[str, ...], body: str, now: datetime
+    ) -> Answer:
+        """Post one message signed with `secrets` to `address` and say what came back."""
         deadline = Deadline(self._timeout)
         headers = {
             "User-Agent": self._user_agent,
             "Content-Type": "application/json",
             "Accept-Encoding": "identity",
-            "webhook-id": due.message_id,
+            "webhook-id": message_id,
             "webhook-timestamp": str(int(now.timestamp())),
-            "webhook-signature": signature(due.secrets, due.message_id, now, due.body),
+            "webhook-signature": signature(secrets, message_id, now, body),
         }
         try:
-            url = httpx.URL(due.url)
+            url = httpx.URL(address)
             url = checked_url(url, frozenset({url.raw_host.decode("ascii")}), redirect=False)
             client = checked_client(
                 resolver=self._resolver,
@@ -96,7 +132,7 @@ class WebhookSender:
                 deadline=deadline,
                 headers=headers,
             )
-            with client, client.stream("POST", url, content=due.body.encode()) as response:
+            with client, client.stream("POST", url, content=body.encode()) as response:
                 _read_some(response)
                 status = response.status_code
         except Exception as exc:
@@ -116,3 +152,13 @@ def _read_some(response: httpx.Response) -> None:
         seen += len(chunk)
         if seen >= ANSWER_BODY_LIMIT:
             return
+
+
+PROBE_TIMEOUT_SECONDS = 5.0
+
+
+def registration_check(settings: Settings) -> EndpointAddressCheck:
+    """Production's registration check: the system's resolver and a probe through the
+    system's network, with a shorter time-out than a delivery's (a person is waiting)."""
+    sender = WebhookSender(base_url=settings.base_url, timeout_seconds=PROBE_TIMEOUT_SECONDS)
+    return EndpointAddressCheck(sender=sender)

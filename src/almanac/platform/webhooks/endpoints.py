@@ -30,9 +30,16 @@ SECRET_PREFIX = "whsec_"
 
 
 class EndpointAddresses(Protocol):
+    """Registration's checks of an endpoint that ask the world (an adapter)."""
+
     def check(self, host: str, port: int) -> None:
         """Resolve `host` and raise Invalid unless every address is public (the download
-        rules' address policy; an adapter, since it asks the DNS)."""
+        rules' address policy)."""
+        ...
+
+    def probe(self, url: str, secret: str, now: datetime) -> None:
+        """Post a signed test message to the checked `url` and raise Invalid if it answers
+        with a redirect."""
         ...
 
 
@@ -137,6 +144,7 @@ def register(
     wanted = _checked_plugins(db, account, plugin_ids)
     checked = checked_url(url, addresses)
     secret = new_secret()
+    addresses.probe(checked, secret, now)
     endpoint_id = db.execute(
         insert(endpoints)
         .values(
