@@ -11,8 +11,11 @@ from typing import Any
 
 import pytest
 from sqlalchemy import select
+from sqlalchemy.orm import Session
 
+from almanac.platform import audience
 from almanac.platform.store.engine import write_transaction
+from almanac.platform.webhooks.deliveries import due_deliveries, may_receive
 from almanac.platform.webhooks.outbox import MAX_CHANGES, fan_out
 from almanac.platform.webhooks.tables import deliveries, events
 from tests.api.conftest import assert_problem
@@ -203,3 +206,48 @@ def test_a_failing_and_paused_plugin_tells_its_subscribers(wapi) -> None:
     plugin.pause()
     statuses = [p["data"]["status"] for p in _event_data(wapi.engine, plugin.id, "plugin.status")]
     assert statuses == ["failing", "back", "paused"]
+
+
+def test_an_organizations_owners_and_admins_register_endpoints_its_members_may_not(wapi) -> None:
+    people = {n: wapi.signed_in(f"{n}@example.org") for n in ("ada", "adm", "mem")}
+    made = people["ada"].post("/api/v1/organizations", json={"name": "Example"})
+    assert made.status_code == 201, made.text
+    org = made.json()["id"]
+    for name, role in (("adm", "admin"), ("mem", "member")):
+        added = people["ada"].post(
+            f"/api/v1/organizations/{org}/members",
+            json={"email": f"{name}@example.org", "role": role},
+        )
+        assert added.status_code == 201, added.text
+    listed, unlisted = stored_plugin(wapi, "private"), stored_plugin(wapi, "private")
+    with Session(wapi.engine) as db:
+        audience.set_reader_list(db, listed.id, [], [org], by="host", now=T0)
+        db.commit()
+    body = {"url": URL, "plugins": [listed.id], "organization": org}
+    registered = people["adm"].post("/api/v1/reader/webhooks", json=body)
+    assert registered.status_code == 201, registered.text
+    endpoint = registered.json()["endpoint"]
+    assert endpoint["organization_id"] == org and endpoint["plugins"] == [listed.id]
+    refused = register(people["adm"], [unlisted.id], organization=org)
+    assert "the organization may see" in assert_problem(refused, 422, "REQUEST-INVALID")["detail"]
+    assert_problem(register(people["mem"], [listed.id], organization=org), 403, "FORBIDDEN")
+    at = f"/api/v1/reader/webhooks/{endpoint['id']}"
+    assert_problem(people["mem"].post(f"{at}/pause"), 403, "FORBIDDEN")
+    assert_problem(
+        people["mem"].get("/api/v1/reader/webhooks", params={"organization": org}), 403, "FORBIDDEN"
+    )
+    assert people["adm"].get("/api/v1/reader/webhooks").json() == [], "not the admin's own"
+    owners = people["ada"].get("/api/v1/reader/webhooks", params={"organization": org}).json()
+    assert [e["id"] for e in owners] == [endpoint["id"]]
+    assert people["ada"].post(f"{at}/pause").json()["paused"] is True
+    assert people["ada"].post(f"{at}/resume").json()["paused"] is False
+    # At delivery, the organization must still be on the private plug-in's list.
+    listed.write([usd("2026-11-01", 58.1)], date(2026, 11, 2))
+    with write_transaction(wapi.engine) as conn:
+        fan_out(conn, T0)
+        (due,) = due_deliveries(conn, T0 + timedelta(days=1), 10)
+    with Session(wapi.engine) as db:
+        assert due.organization_id == org and may_receive(db, due)
+        audience.set_reader_list(db, listed.id, [], [], by="host", now=T0)
+        db.commit()
+        assert not may_receive(db, due)

@@ -3,7 +3,9 @@ shown once), list, pause, resume, rotate the secret, delete, the delivery log an
 
 from __future__ import annotations
 
-from fastapi import APIRouter, Response, status
+from typing import Annotated
+
+from fastapi import APIRouter, Query, Response, status
 
 from almanac.api.deps import Context, CurrentAccount, Db, Now
 from almanac.api.schemas import RowIdPath
@@ -27,15 +29,19 @@ def register(
         description=body.description,
         addresses=ctx.endpoint_addresses,
         now=now,
+        organization_id=body.organization,
     )
     db.commit()
     return EndpointSecretOut.of(made)
 
 
 @router.get("", response_model=list[EndpointOut])
-def listed(account: CurrentAccount, db: Db) -> list[EndpointOut]:
-    """The reader's endpoints, oldest first."""
-    return [EndpointOut.of(v) for v in endpoints.account_endpoints(db, account)]
+def listed(
+    account: CurrentAccount, db: Db, organization: Annotated[int | None, Query(ge=1)] = None
+) -> list[EndpointOut]:
+    """The reader's endpoints, or with `organization` that organization's (to its owners and
+    admins), oldest first."""
+    return [EndpointOut.of(v) for v in endpoints.account_endpoints(db, account, organization)]
 
 
 @router.get("/{endpoint_id}", response_model=EndpointOut)

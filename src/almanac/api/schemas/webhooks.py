@@ -20,12 +20,19 @@ class EndpointIn(BaseModel):
     url: str = Field(max_length=MAX_URL, description="The https address that receives events.")
     plugins: list[str] = Field(min_length=1, max_length=MAX_PLUGINS)
     description: str = Field(default="", max_length=MAX_DESCRIPTION)
+    organization: int | None = Field(
+        default=None,
+        ge=1,
+        description="An organization you own or administer: the endpoint is its, for its "
+        "members' use, and receives the plug-ins the organization may see.",
+    )
 
 
 class EndpointOut(BaseModel):
     model_config = ConfigDict(from_attributes=True)
 
     id: int
+    organization_id: int | None
     url: str
     description: str
     plugins: list[str]

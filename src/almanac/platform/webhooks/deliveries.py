@@ -15,10 +15,9 @@ from sqlalchemy import Connection, insert, select, update
 from sqlalchemy.orm import Session
 
 from almanac.platform.accounts.models import Account
-from almanac.platform.audience.visibility import visible_plugins
 from almanac.platform.errors import NotFound
 from almanac.platform.mail import MailMessage
-from almanac.platform.webhooks.endpoints import endpoint, signing_secrets
+from almanac.platform.webhooks.endpoints import endpoint, may_see, signing_secrets
 from almanac.platform.webhooks.outbox import PENDING
 from almanac.platform.webhooks.tables import attempts, deliveries, endpoints, events
 
@@ -48,6 +47,7 @@ class Due:
     delivery_id: int
     endpoint_id: int
     account_id: int
+    organization_id: int | None
     plugin_id: str
     url: str
     secrets: tuple[str, ...]
@@ -89,6 +89,7 @@ def due_deliveries(conn: Connection, now: datetime, limit: int) -> list[Due]:
             deliveries.c.attempts,
             deliveries.c.created_at,
             endpoints.c.account_id,
+            endpoints.c.organization_id,
             endpoints.c.url,
             endpoints.c.secret,
             endpoints.c.previous_secret,
@@ -112,6 +113,7 @@ def due_deliveries(conn: Connection, now: datetime, limit: int) -> list[Due]:
             delivery_id=row.id,
             endpoint_id=row.endpoint_id,
             account_id=row.account_id,
+            organization_id=row.organization_id,
             plugin_id=row.plugin_id,
             url=row.url,
             secrets=signing_secrets(row.secret, row.previous_secret, row.previous_until, now),
@@ -124,10 +126,10 @@ def due_deliveries(conn: Connection, now: datetime, limit: int) -> list[Due]:
 
 
 def may_receive(db: Session, due: Due) -> bool:
-    """Issue 38: a plug-in's events go only to an endpoint whose owner may read it now (a
-    private plug-in's reader list is read at delivery, not only at subscription)."""
-    account = db.get(Account, due.account_id)
-    return account is not None and bool(visible_plugins(db, account, among=[due.plugin_id]))
+    """Issue 38: a plug-in's events go only to an endpoint whose reader (or organization) may
+    read it now (a private plug-in's reader list is read at delivery, not only at
+    subscription)."""
+    return bool(may_see(db, due.account_id, due.organization_id, [due.plugin_id]))
 
 
 def next_attempt_at(created_at: datetime, failed_attempts: int, now: datetime) -> datetime | None:

@@ -1,6 +1,8 @@
 """A reader's webhook endpoints (issue 38, Subscriptions): register an https address for
 plug-ins they may read, list, pause, resume, rotate the secret, delete. The secret is shown
-once; after a rotation the previous one keeps signing beside the new for 24 hours."""
+once; after a rotation the previous one keeps signing beside the new for 24 hours. An
+organization's owners and admins do the same with its endpoints, for plug-ins the
+organization may see, for its members' use; its other members may not."""
 
 from __future__ import annotations
 
@@ -12,12 +14,18 @@ from datetime import datetime, timedelta
 from typing import Any, Protocol
 from urllib.parse import urlsplit
 
-from sqlalchemy import Row, delete, func, insert, select, update
+from sqlalchemy import Row, and_, delete, func, insert, select, update
 from sqlalchemy.orm import Session
 
 from almanac.platform.accounts.models import Account
-from almanac.platform.audience.visibility import not_found, visible_plugins
+from almanac.platform.audience.visibility import (
+    ReadablePlugin,
+    not_found,
+    organization_plugins,
+    visible_plugins,
+)
 from almanac.platform.errors import Invalid, NotFound
+from almanac.platform.publishing.identity.roles import require_manager
 from almanac.platform.webhooks.tables import endpoints, subscriptions
 
 MAX_ENDPOINTS = 20
@@ -46,6 +54,7 @@ class EndpointAddresses(Protocol):
 @dataclass(frozen=True, slots=True)
 class EndpointView:
     id: int
+    organization_id: int | None
     url: str
     description: str
     plugins: tuple[str, ...]
@@ -97,6 +106,7 @@ def _view(db: Session, row: Row[Any]) -> EndpointView:
     ).scalars()
     return EndpointView(
         id=row.id,
+        organization_id=row.organization_id,
         url=row.url,
         description=row.description,
         plugins=tuple(plugin_ids),
@@ -107,17 +117,34 @@ def _view(db: Session, row: Row[Any]) -> EndpointView:
     )
 
 
-def _checked_plugins(db: Session, account: Account, plugin_ids: Sequence[str]) -> list[str]:
+MANAGE = "manage its webhook endpoints"
+
+
+def _checked_plugins(
+    db: Session, account: Account, organization_id: int | None, plugin_ids: Sequence[str]
+) -> list[str]:
     wanted = sorted(set(plugin_ids))
     if not wanted:
         raise Invalid("plugins: name at least one plug-in whose events the endpoint receives")
     if len(wanted) > MAX_PLUGINS:
         raise Invalid(f"plugins: at most {MAX_PLUGINS} plug-ins an endpoint")
-    readable = {p.id for p in visible_plugins(db, account, among=wanted)}
+    readable = {p.id for p in may_see(db, account.id, organization_id, wanted)}
+    who = "the organization may see" if organization_id else "you may read"
     for plugin_id in wanted:
         if plugin_id not in readable:
-            raise Invalid(f"plugins: {not_found(plugin_id)} you may read")
+            raise Invalid(f"plugins: {not_found(plugin_id)} {who}")
     return wanted
+
+
+def may_see(
+    db: Session, account_id: int, organization_id: int | None, plugin_ids: Sequence[str]
+) -> list[ReadablePlugin]:
+    """Of `plugin_ids`, those an endpoint may receive events of: what its reader may read, or
+    what its organization may see (asked at registration and again at each delivery)."""
+    if organization_id is not None:
+        return organization_plugins(db, organization_id, plugin_ids)
+    account = db.get(Account, account_id)
+    return [] if account is None else visible_plugins(db, account, among=plugin_ids)
 
 
 def register(
@@ -129,19 +156,20 @@ def register(
     description: str,
     addresses: EndpointAddresses,
     now: datetime,
+    organization_id: int | None = None,
 ) -> EndpointWithSecret:
     """Issue 38, Subscriptions: a new endpoint of the reader for plug-ins they may read, at
-    most 20 a reader; its secret is returned this once."""
+    most 20 a reader; or, by an owner or admin, of the organization for plug-ins it may see,
+    at most 20 an organization. Its secret is returned this once."""
+    if organization_id is not None:
+        require_manager(db, organization_id, account, MANAGE)
     if len(description) > MAX_DESCRIPTION:
         raise Invalid(f"description: at most {MAX_DESCRIPTION} characters")
-    count = db.execute(
-        select(func.count()).where(endpoints.c.account_id == account.id)
-    ).scalar_one()
+    count = db.execute(select(func.count()).where(_owner_is(account, organization_id))).scalar_one()
     if count >= MAX_ENDPOINTS:
-        raise Invalid(
-            f"you have {MAX_ENDPOINTS} endpoints, the most a reader may have: delete one first"
-        )
-    wanted = _checked_plugins(db, account, plugin_ids)
+        who = "an organization" if organization_id else "a reader"
+        raise Invalid(f"{MAX_ENDPOINTS} endpoints are the most {who} may have: delete one first")
+    wanted = _checked_plugins(db, account, organization_id, plugin_ids)
     checked = checked_url(url, addresses)
     secret = new_secret()
     addresses.probe(checked, secret, now)
@@ -149,6 +177,7 @@ def register(
         insert(endpoints)
         .values(
             account_id=account.id,
+            organization_id=organization_id,
             url=checked,
             description=description.strip(),
             secret=secret,
@@ -163,24 +192,41 @@ def register(
     return EndpointWithSecret(endpoint(db, account, endpoint_id), secret)
 
 
+def _owner_is(account: Account, organization_id: int | None) -> Any:
+    if organization_id is not None:
+        return endpoints.c.organization_id == organization_id
+    return and_(endpoints.c.account_id == account.id, endpoints.c.organization_id.is_(None))
+
+
 def _owned(db: Session, account: Account, endpoint_id: int) -> Row[Any]:
-    row = db.execute(
-        select(endpoints).where(endpoints.c.id == endpoint_id, endpoints.c.account_id == account.id)
-    ).first()
-    if row is None:
+    """The endpoint if it is the reader's own, or its organization's and the reader one of
+    its owners or admins (FORBIDDEN to its other members); NOT-FOUND to anyone else."""
+    row = db.execute(select(endpoints).where(endpoints.c.id == endpoint_id)).first()
+    if row is not None and row.organization_id is not None:
+        try:
+            require_manager(db, row.organization_id, account, MANAGE)
+        except NotFound:
+            row = None
+    if row is None or (row.organization_id is None and row.account_id != account.id):
         raise NotFound(f"no webhook endpoint {endpoint_id}")
     return row
 
 
 def endpoint(db: Session, account: Account, endpoint_id: int) -> EndpointView:
-    """One of the reader's endpoints; NOT-FOUND for anyone else's."""
+    """One of the reader's endpoints, or of an organization they manage; NOT-FOUND for
+    anyone else's."""
     return _view(db, _owned(db, account, endpoint_id))
 
 
-def account_endpoints(db: Session, account: Account) -> list[EndpointView]:
-    """The reader's endpoints, oldest first."""
+def account_endpoints(
+    db: Session, account: Account, organization_id: int | None = None
+) -> list[EndpointView]:
+    """The reader's endpoints, or the organization's (to its owners and admins), oldest
+    first."""
+    if organization_id is not None:
+        require_manager(db, organization_id, account, MANAGE)
     rows = db.execute(
-        select(endpoints).where(endpoints.c.account_id == account.id).order_by(endpoints.c.id)
+        select(endpoints).where(_owner_is(account, organization_id)).order_by(endpoints.c.id)
     ).all()
     return [_view(db, row) for row in rows]
 

@@ -16,13 +16,21 @@ from almanac.platform.store.types import UTCDateTime
 
 class WebhookEndpoint(Base):
     """An https address a reader registered, its signing secrets and its standing. The
-    previous secret keeps signing beside the new one until `previous_until` (rotation)."""
+    previous secret keeps signing beside the new one until `previous_until` (rotation). An
+    organization's endpoint (`organization_id`) is its owners' and admins' to manage;
+    `account_id` is who registered it, mailed when it is disabled."""
 
     __tablename__ = "webhook_endpoints"
-    __table_args__ = (Index("ix_webhook_endpoints_account_id", "account_id"),)
+    __table_args__ = (
+        Index("ix_webhook_endpoints_account_id", "account_id"),
+        Index("ix_webhook_endpoints_organization_id", "organization_id"),
+    )
 
     id: Mapped[int] = mapped_column(BigId, primary_key=True, autoincrement=True)
     account_id: Mapped[int] = mapped_column(ForeignKey("accounts.id", ondelete="CASCADE"))
+    organization_id: Mapped[int | None] = mapped_column(
+        ForeignKey("organizations.id", ondelete="CASCADE")
+    )
     url: Mapped[str] = mapped_column(Text)
     description: Mapped[str] = mapped_column(String(200))
     secret: Mapped[str] = mapped_column(String(80))

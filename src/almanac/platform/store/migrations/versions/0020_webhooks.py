@@ -26,6 +26,7 @@ def upgrade() -> None:
         "webhook_endpoints",
         sa.Column("id", BIG_ID, autoincrement=True, nullable=False),
         sa.Column("account_id", sa.Integer(), nullable=False),
+        sa.Column("organization_id", sa.Integer(), nullable=True),
         sa.Column("url", sa.Text(), nullable=False),
         sa.Column("description", sa.String(length=200), nullable=False),
         sa.Column("secret", sa.String(length=80), nullable=False),
@@ -41,10 +42,19 @@ def upgrade() -> None:
             name=op.f("fk_webhook_endpoints_account_id_accounts"),
             ondelete="CASCADE",
         ),
+        sa.ForeignKeyConstraint(
+            ["organization_id"],
+            ["organizations.id"],
+            name=op.f("fk_webhook_endpoints_organization_id_organizations"),
+            ondelete="CASCADE",
+        ),
         sa.PrimaryKeyConstraint("id", name=op.f("pk_webhook_endpoints")),
     )
     with op.batch_alter_table("webhook_endpoints", schema=None) as batch_op:
         batch_op.create_index("ix_webhook_endpoints_account_id", ["account_id"], unique=False)
+        batch_op.create_index(
+            "ix_webhook_endpoints_organization_id", ["organization_id"], unique=False
+        )
 
     op.create_table(
         "webhook_events",
@@ -147,6 +157,7 @@ def downgrade() -> None:
 
     op.drop_table("webhook_events")
     with op.batch_alter_table("webhook_endpoints", schema=None) as batch_op:
+        batch_op.drop_index("ix_webhook_endpoints_organization_id")
         batch_op.drop_index("ix_webhook_endpoints_account_id")
 
     op.drop_table("webhook_endpoints")
