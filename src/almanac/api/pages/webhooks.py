@@ -4,7 +4,7 @@ delivery log with a replay button; over the same domain functions as `routes/web
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from fastapi import APIRouter, Request
 from fastapi.responses import Response
@@ -87,26 +87,6 @@ def register_endpoint(
     return _shown_once(request, db, account, made, status=201)
 
 
-@router.post(PAGE + "/{endpoint_id}/pause")
-def pause_endpoint(
-    endpoint_id: RowIdPath, form: Form, account: PageAccount, db: Db, now: Now
-) -> Response:
-    with refusals():
-        endpoints.set_paused(db, account, endpoint_id, True, now)
-    db.commit()
-    return redirect(PAGE)
-
-
-@router.post(PAGE + "/{endpoint_id}/resume")
-def resume_endpoint(
-    endpoint_id: RowIdPath, form: Form, account: PageAccount, db: Db, now: Now
-) -> Response:
-    with refusals():
-        endpoints.set_paused(db, account, endpoint_id, False, now)
-    db.commit()
-    return redirect(PAGE)
-
-
 @router.post(PAGE + "/{endpoint_id}/rotate")
 def rotate_endpoint_secret(
     request: Request, endpoint_id: RowIdPath, form: Form, account: PageAccount, db: Db, now: Now
@@ -152,3 +132,19 @@ def replay_delivery(
         deliveries.replay(db, account, endpoint_id, delivery_id, now)
     db.commit()
     return redirect(f"{PAGE}/{endpoint_id}?replayed={delivery_id}")
+
+
+# Last: `{move}` would match the other moves' paths too.
+@router.post(PAGE + "/{endpoint_id}/{move}")
+def pause_or_resume_endpoint(
+    endpoint_id: RowIdPath,
+    move: Literal["pause", "resume"],
+    form: Form,
+    account: PageAccount,
+    db: Db,
+    now: Now,
+) -> Response:
+    with refusals():
+        endpoints.set_paused(db, account, endpoint_id, move == "pause", now)
+    db.commit()
+    return redirect(PAGE)
