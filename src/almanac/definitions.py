@@ -2,7 +2,7 @@
 store: one asset per plug-in ever approved, the minute sensor, the run-failure sensor, the
 pipeline resource and the store's IO manager; the plug-ins' asset checks (freshness, volume,
 Held) with the job and sensor that run them and send the alerts; and the domain re-checks
-(their own group).
+(their own group); and the webhook deliveries' sensor.
 
 Run workers load the same plug-ins as their code location: the process that first builds the
 definitions keeps the catalog it read in a file named by its content and names that file in
@@ -48,6 +48,7 @@ from almanac.platform.publishing.identity.proof import DomainProver
 from almanac.platform.publishing.uploads.room_checks import RoomRun, Sources
 from almanac.platform.store.engine import make_engine
 from almanac.sandbox.smtp import load_mail_settings, mailer_for
+from almanac.sandbox.webhooks import WebhookSender
 from almanac.sandbox.wellknown import domain_prover as default_domain_prover
 from almanac.sensors.asset_checks import plugin_check_definitions
 from almanac.sensors.domains import domain_recheck_definitions
@@ -57,6 +58,7 @@ from almanac.sensors.upload_checks import (
     locked_room_run,
     upload_check_definitions,
 )
+from almanac.sensors.webhooks import Sender, webhook_sensor
 from almanac.settings import Settings, load_settings
 
 
@@ -139,6 +141,7 @@ def build_definitions(
     check_room: Callable[[], RoomRun] | None = None,
     check_sources: Callable[[], Sources] | None = None,
     plugin_checks: bool = True,
+    webhook_sender: Callable[[], Sender] | None = None,
     only: Collection[str] | None = None,
     executor: dg.ExecutorDefinition = dg.in_process_executor,
 ) -> dg.Definitions:
@@ -148,7 +151,9 @@ def build_definitions(
     `ALMANAC_SMTP_HOST` says). `plugin_checks` False leaves out the plug-ins' checks and
     alerts (tests of other parts that count every run). `only`: the plug-ins whose assets are
     built (a run worker's `run_worker_selection`), else every plug-in of the catalog.
-    `executor`: the runs' executor (in the run worker's process by default)."""
+    `executor`: the runs' executor (in the run worker's process by default).
+    `webhook_sender`: makes the webhook deliveries' sender (the system's network by
+    default)."""
     settings = settings or load_settings()
     engine = engine or make_engine(settings.database_url)
     if catalog is None:
@@ -198,7 +203,23 @@ def build_definitions(
         if plugin_checks
         else dg.Definitions()
     )
-    return dg.Definitions.merge(plugins, rechecks, checks, alerts)
+    made_base_url = settings.base_url
+
+    def network_sender() -> Sender:
+        return WebhookSender(base_url=made_base_url)
+
+    webhooks = dg.Definitions(
+        sensors=[
+            webhook_sensor(
+                engine,
+                webhook_sender or network_sender,
+                mailer or environment_mailer,
+                settings.base_url,
+                clock,
+            )
+        ]
+    )
+    return dg.Definitions.merge(plugins, rechecks, checks, alerts, webhooks)
 
 
 @dg.definitions

@@ -26,6 +26,7 @@ from almanac.platform.mail import Mailer, OutboxMailer, OutboxMessage
 from almanac.platform.publishing.identity.proof import DomainProver
 from almanac.platform.store.engine import make_engine
 from almanac.sandbox.dns_txt import DnsPythonTxt
+from almanac.sandbox.webhooks import EndpointAddressCheck
 from almanac.sandbox.wellknown import WellKnownDownload
 from almanac.settings import Settings
 from tests.accounts.conftest import (  # noqa: F401  (fixtures)
@@ -178,6 +179,8 @@ def live_api(
     dispatcher, base_url = server
     clock = clock or SteppedClock()
     kwargs.setdefault("domain_prover", offline_prover())
+    # Webhook endpoints resolve through an empty table: no DNS and no probe leave the machine.
+    kwargs.setdefault("endpoint_addresses", EndpointAddressCheck(TableResolver({})))
     made = settings_for(engine.url.render_as_string(hide_password=False), base_url)
     app = create_app(
         dataclasses.replace(made, **(settings or {})),

@@ -23,21 +23,31 @@ Route = Callable[["Handler"], None]
 class Recorded:
     path: str
     headers: dict[str, str]
+    body: bytes = b""
 
 
 class Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     server: _Server
+    body: bytes = b""
+    """The request's body (POST), as the route sees it."""
 
     def setup(self) -> None:
         super().setup()
         self.connection.settimeout(10)
 
     def do_GET(self) -> None:
+        self._answer(b"")
+
+    def do_POST(self) -> None:
+        self._answer(self.rfile.read(int(self.headers.get("Content-Length") or 0)))
+
+    def _answer(self, body: bytes) -> None:
         owner = self.server.owner
+        self.body = body
         with owner.lock:
             owner.requests.append(
-                Recorded(self.path, {k.lower(): v for k, v in self.headers.items()})
+                Recorded(self.path, {k.lower(): v for k, v in self.headers.items()}, body)
             )
         route = owner.routes.get(self.path.split("?", 1)[0])
         if route is None:

@@ -98,7 +98,7 @@ def test_killed_writer_leaves_nothing(plug: Plug, db_url: str) -> None:
     assert plug.write(batch).counts.revised == 1
 
 
-STEPS = ["locked", "run", "read", "inserted", "revisions", "updated", "state"]
+STEPS = ["locked", "run", "read", "inserted", "revisions", "updated", "events", "state"]
 
 
 @contextmanager

@@ -33,6 +33,7 @@ from almanac.api.routes import (
     staff,
     store,
     tokens,
+    webhooks,
 )
 from almanac.platform.accounts import Passwords
 from almanac.platform.clock import Clock
@@ -40,7 +41,9 @@ from almanac.platform.mail import Mailer
 from almanac.platform.publishing.identity.proof import DomainProver
 from almanac.platform.publishing.uploads.uploads import ImportsJudge
 from almanac.platform.store.engine import reading, writing
+from almanac.platform.webhooks.endpoints import EndpointAddresses
 from almanac.sandbox.tool_imports import import_problems
+from almanac.sandbox.webhooks import registration_check
 from almanac.sandbox.wellknown import domain_prover as default_domain_prover
 from almanac.settings import Settings
 
@@ -134,12 +137,15 @@ def create_app(
     max_body: int = MAX_BODY,
     domain_prover: DomainProver | None = None,
     imports: ImportsJudge = import_problems,
+    endpoint_addresses: EndpointAddresses | None = None,
 ) -> FastAPI:
     """The API under /api/v1 (OpenAPI at /api/v1/openapi.json), the invitation endpoint at
     /api/developers/invitations, problem pages, the tool and /health. Every error is a
     problem+json answer. `passwords` defaults to production argon2 parameters;
     `domain_prover` to DNS through `settings.dns_servers` and the well-known file through the
-    source downloader; `imports` to the tool's `checkImports` in Node."""
+    source downloader; `imports` to the tool's `checkImports` in Node; `endpoint_addresses`
+    (webhook endpoints' address check and
+    redirect probe) to the system's resolver and network."""
     if domain_prover is None:
         domain_prover = default_domain_prover(settings)
     app = FastAPI(
@@ -160,6 +166,7 @@ def create_app(
         tool_file=tool_file,
         domain_prover=domain_prover,
         imports=imports,
+        endpoint_addresses=endpoint_addresses or registration_check(settings),
     )
     install_problem_handlers(app)
     device.install_oauth_errors(app)
@@ -171,6 +178,7 @@ def create_app(
     # begins with /reader, so the order changes no answer.
     v1.include_router(reader.router)
     v1.include_router(feeds.reader_router)
+    v1.include_router(webhooks.router)
     for area in (auth, tokens, organizations, staff, invitations, host, portal, portal_listings):
         v1.include_router(area.router)
     for area in (agents, device):

@@ -16,6 +16,7 @@ from almanac.platform.clock import Clock
 from almanac.platform.mail import Mailer, MailError, MailMessage
 from almanac.platform.publishing.identity.proof import DomainProver
 from almanac.platform.publishing.uploads.uploads import ImportsJudge
+from almanac.platform.webhooks.endpoints import EndpointAddresses
 from almanac.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -38,6 +39,8 @@ class ApiContext:
     """Tries a domain's TXT record and well-known file ("Check now")."""
     imports: ImportsJudge
     """Judges an upload's imports (the tool's `checkImports`)."""
+    endpoint_addresses: EndpointAddresses
+    """Checks a webhook endpoint's host resolves to public addresses only."""
 
     def now(self) -> datetime:
         """The one clock read of a request; an aware moment."""

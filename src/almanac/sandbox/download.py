@@ -233,24 +233,24 @@ class SourceDownloader:
         if not _SOURCE_NAME.match(source.name):
             raise DownloadError(source.name[:48], "not a valid source name")
         limit = min(source.max_bytes, MAX_BYTES)
-        deadline = _Deadline(self._deadline_seconds)
+        deadline = Deadline(self._deadline_seconds)
         try:
-            url = _checked_url(httpx.URL(url_text), hosts, redirect=False)
+            url = checked_url(httpx.URL(url_text), hosts, redirect=False)
             with self._client(deadline) as client:
                 for hop in range(MAX_REDIRECTS + 1):
                     with client.stream("GET", url) as response:
                         status = response.status_code
                         if status in _REDIRECT_STATUSES:
                             if hop == MAX_REDIRECTS:
-                                raise _Refused(f"more than {MAX_REDIRECTS} redirects")
+                                raise Refused(f"more than {MAX_REDIRECTS} redirects")
                             location = response.headers.get("location")
                             if not location:
-                                raise _Refused(f"HTTP {status} redirect without a Location")
-                            url = _checked_url(url.join(location), hosts, redirect=True)
+                                raise Refused(f"HTTP {status} redirect without a Location")
+                            url = checked_url(url.join(location), hosts, redirect=True)
                             _drain(response)
                             continue
                         if status != 200:
-                            raise _Refused(f"the server answered HTTP {status}, not 200")
+                            raise Refused(f"the server answered HTTP {status}, not 200")
                         path = folder / source.name
                         size, sha256 = _keep_body(response, path, limit, deadline)
                         return DownloadedSource(
@@ -263,41 +263,62 @@ class SourceDownloader:
                         )
         except Exception as exc:
             raise DownloadError(
-                source.name, _detail(exc, deadline), _failure(exc, deadline)
+                source.name, failure_detail(exc, deadline), _failure(exc, deadline)
             ) from exc
         raise AssertionError("unreachable: the redirect loop returns or raises")
 
-    def _client(self, deadline: _Deadline) -> httpx.Client:
-        pool = httpcore.ConnectionPool(
+    def _client(self, deadline: Deadline) -> httpx.Client:
+        return checked_client(
+            resolver=self._resolver,
+            dialer=self._dialer,
             ssl_context=self._ssl_context,
-            http1=True,
-            http2=False,
-            retries=0,
-            network_backend=_CheckedBackend(self._resolver, self._dialer, deadline),
-        )
-        return httpx.Client(
-            transport=_CheckedTransport(pool),
-            follow_redirects=False,
-            trust_env=False,
-            cookies=http.cookiejar.CookieJar(policy=_NoCookies()),
+            deadline=deadline,
             headers={
                 "User-Agent": self._user_agent,
                 "Accept": "*/*",
                 "Accept-Encoding": "identity",
             },
-            timeout=httpx.Timeout(self._deadline_seconds),
         )
 
 
-class _Refused(Exception):
+def checked_client(
+    *,
+    resolver: Resolver,
+    dialer: Dialer,
+    ssl_context: ssl.SSLContext,
+    deadline: Deadline,
+    headers: dict[str, str],
+) -> httpx.Client:
+    """An httpx client whose every connection resolves its host once, checks every answer with
+    the address policy and connects to a checked address only (spec: Source download rules 3),
+    follows no redirect, keeps no cookie and ends each step by `deadline`. The source
+    downloads and the webhook deliveries both connect through it."""
+    pool = httpcore.ConnectionPool(
+        ssl_context=ssl_context,
+        http1=True,
+        http2=False,
+        retries=0,
+        network_backend=_CheckedBackend(resolver, dialer, deadline),
+    )
+    return httpx.Client(
+        transport=_CheckedTransport(pool),
+        follow_redirects=False,
+        trust_env=False,
+        cookies=http.cookiejar.CookieJar(policy=_NoCookies()),
+        headers=headers,
+        timeout=httpx.Timeout(deadline.seconds),
+    )
+
+
+class Refused(Exception):
     """A rule refused the download; the message is the detail as it stands."""
 
 
-class _DeadlinePassed(Exception):
+class DeadlinePassed(Exception):
     """The 60 seconds of one source have run out."""
 
 
-class _Deadline:
+class Deadline:
     def __init__(self, seconds: float) -> None:
         self.seconds = seconds
         self._ends = time.monotonic() + seconds
@@ -315,31 +336,31 @@ class _Deadline:
         """The time one network step may take: never past the deadline."""
         remaining = self.remaining()
         if remaining <= 0:
-            raise _DeadlinePassed
+            raise DeadlinePassed
         return remaining if timeout is None else min(timeout, remaining)
 
 
-def _checked_url(url: httpx.URL, hosts: frozenset[str], *, redirect: bool) -> httpx.URL:
+def checked_url(url: httpx.URL, hosts: frozenset[str], *, redirect: bool) -> httpx.URL:
     """Spec, Source download rules 2 and 4: https, no user information, a host some source
     names (never an IP address)."""
     what = "redirect refused: " if redirect else ""
     if url.scheme != "https":
         shown = str(url)[:_SHOWN_URL] if not url.userinfo else f"{url.scheme}:..."
-        raise _Refused(f"{what}only https addresses are downloaded ({shown})")
+        raise Refused(f"{what}only https addresses are downloaded ({shown})")
     if url.userinfo:
-        raise _Refused(f"{what}the address carries a user name or password")
+        raise Refused(f"{what}the address carries a user name or password")
     host = url.raw_host.decode("ascii")
     if not host:
-        raise _Refused(f"{what}the address has no host")
+        raise Refused(f"{what}the address has no host")
     if parse_address(host) is not None:
-        raise _Refused(f"{what}IP-address hosts are refused ({host})")
+        raise Refused(f"{what}IP-address hosts are refused ({host})")
     if host not in hosts:
-        raise _Refused(f"{what}{host} is not a host any source names")
+        raise Refused(f"{what}{host} is not a host any source names")
     return url
 
 
 def _keep_body(
-    response: httpx.Response, path: Path, limit: int, deadline: _Deadline
+    response: httpx.Response, path: Path, limit: int, deadline: Deadline
 ) -> tuple[int, str]:
     """Write the whole body to a new regular file as it arrives, decoding any content encoding
     in bounded steps, and stop as soon as the bytes on the wire, any decoded layer or the body
@@ -347,7 +368,7 @@ def _keep_body(
     codings = _content_codings(response.headers)
     declared = response.headers.get("content-length", "").strip()
     if declared.isdigit() and int(declared) > limit:
-        raise _Refused(f"the body of {declared} bytes is larger than maxBytes ({limit})")
+        raise Refused(f"the body of {declared} bytes is larger than maxBytes ({limit})")
     too_large = f"the body is larger than maxBytes ({limit} bytes)"
     pieces: Iterable[bytes] = _bounded(response.iter_raw(), limit, too_large)
     # The last coding listed was applied last, so it is undone first.
@@ -362,9 +383,9 @@ def _keep_body(
         for chunk in pieces:
             size += len(chunk)
             if size > limit:
-                raise _Refused(too_large)
+                raise Refused(too_large)
             if deadline.passed:
-                raise _DeadlinePassed
+                raise DeadlinePassed
             digest.update(chunk)
             out.write(chunk)
     return size, digest.hexdigest()
@@ -380,9 +401,9 @@ def _content_codings(headers: httpx.Headers) -> list[str]:
     ]
     for coding in codings:
         if coding not in _DECODED_CODINGS:
-            raise _Refused(f"the server sent a {_shown(coding)} body, which was not asked for")
+            raise Refused(f"the server sent a {_shown(coding)} body, which was not asked for")
     if len(codings) > MAX_CONTENT_CODINGS:
-        raise _Refused(
+        raise Refused(
             f"the server sent a body in {len(codings)} stacked content encodings; at most "
             f"{MAX_CONTENT_CODINGS} are decoded"
         )
@@ -402,7 +423,7 @@ def _bounded(pieces: Iterable[bytes], limit: int, refusal: str) -> Iterator[byte
     for piece in pieces:
         seen += len(piece)
         if seen > limit:
-            raise _Refused(refusal)
+            raise Refused(refusal)
         yield piece
 
 
@@ -415,7 +436,7 @@ class _Decoder:
     """One content encoding undone in bounded steps: each step yields at most _DECODE_STEP
     bytes, so a layer holds one input piece and one step's output whatever they expand to."""
 
-    def __init__(self, coding: str, deadline: _Deadline) -> None:
+    def __init__(self, coding: str, deadline: Deadline) -> None:
         self.coding = "gzip" if coding == "x-gzip" else coding
         self._deadline = deadline
         self._inflater: Any = None
@@ -427,7 +448,7 @@ class _Decoder:
         for piece in pieces:
             yield from self._feed(piece)
         if self._head or (self._inflater is not None and not self._inflater.eof):
-            raise _Refused(f"the {self.coding} body is cut short")
+            raise Refused(f"the {self.coding} body is cut short")
 
     def _start(self, head: bytes) -> Any:
         if self.coding == "gzip":
@@ -446,7 +467,7 @@ class _Decoder:
                 if not data:
                     return
                 if inflater is not None and self.coding != "gzip":
-                    raise _Refused(f"the {self.coding} body goes on after its end")
+                    raise Refused(f"the {self.coding} body goes on after its end")
                 if len(data) < 2:
                     # Too little to tell raw deflate from zlib: wait for the next piece.
                     self._head = data
@@ -454,11 +475,11 @@ class _Decoder:
                 # A gzip body may be several members, one after another (RFC 1952).
                 inflater = self._inflater = self._start(data)
             if self._deadline.passed:
-                raise _DeadlinePassed
+                raise DeadlinePassed
             try:
                 out = inflater.decompress(data, _DECODE_STEP)
             except zlib.error as error:
-                raise _Refused(f"the {self.coding} body does not decode ({error})") from None
+                raise Refused(f"the {self.coding} body does not decode ({error})") from None
             if out:
                 yield out
             if inflater.eof:
@@ -480,10 +501,11 @@ def _drain(response: httpx.Response) -> None:
             return
 
 
-def _detail(exc: Exception, deadline: _Deadline) -> str:
-    if isinstance(exc, _Refused | AddressRefused | ResolveError):
+def failure_detail(exc: Exception, deadline: Deadline) -> str:
+    """What went wrong with a connection, in a sentence (downloads and webhook deliveries)."""
+    if isinstance(exc, Refused | AddressRefused | ResolveError):
         return str(exc)
-    if isinstance(exc, _DeadlinePassed) or deadline.passed:
+    if isinstance(exc, DeadlinePassed) or deadline.passed:
         return f"did not finish within {deadline.seconds:g} seconds"
     if isinstance(exc, httpx.ConnectError | httpx.ConnectTimeout):
         return f"could not connect: {exc}"
@@ -514,10 +536,10 @@ def _causes(exc: BaseException) -> Iterator[BaseException]:
         current = current.__cause__ or current.__context__
 
 
-def _failure(exc: Exception, deadline: _Deadline) -> HostFailure:
+def _failure(exc: Exception, deadline: Deadline) -> HostFailure:
     """Whether anything on the network answered for the host (`HostFailure.ANSWERED`, also
     for a rule's refusal), or how nothing did: the name lookup, the route, the connection."""
-    if deadline.connected or isinstance(exc, _Refused | AddressRefused | httpx.InvalidURL):
+    if deadline.connected or isinstance(exc, Refused | AddressRefused | httpx.InvalidURL):
         return HostFailure.ANSWERED
     if isinstance(exc, ResolveError):
         return HostFailure.NO_NAME_ANSWER if exc.no_answer else HostFailure.NO_SUCH_HOST
@@ -528,7 +550,7 @@ def _failure(exc: Exception, deadline: _Deadline) -> HostFailure:
             return HostFailure.REFUSED
         if isinstance(cause, OSError) and cause.errno in _CONNECT_FAILURES:
             return _CONNECT_FAILURES[cause.errno]
-        if isinstance(cause, TimeoutError | httpx.TimeoutException | _DeadlinePassed):
+        if isinstance(cause, TimeoutError | httpx.TimeoutException | DeadlinePassed):
             return HostFailure.TIMED_OUT
     if deadline.passed:
         return HostFailure.TIMED_OUT
@@ -571,7 +593,7 @@ class _CheckedBackend(httpcore.NetworkBackend):
     """httpcore's network backend for downloads: one resolution per connection, every address
     checked, a connection to a checked address only (DNS rebinding cannot change it)."""
 
-    def __init__(self, resolver: Resolver, dialer: Dialer, deadline: _Deadline) -> None:
+    def __init__(self, resolver: Resolver, dialer: Dialer, deadline: Deadline) -> None:
         self._resolver = resolver
         self._dialer = dialer
         self._deadline = deadline
@@ -606,7 +628,7 @@ class _CheckedBackend(httpcore.NetworkBackend):
             except OSError:
                 sock.close()
                 raise
-            return _DeadlineStream(sock, self._deadline)
+            return DeadlineStream(sock, self._deadline)
         assert failure is not None
         raise failure
 
@@ -622,10 +644,10 @@ class _CheckedBackend(httpcore.NetworkBackend):
         time.sleep(seconds)
 
 
-class _DeadlineStream(httpcore.NetworkStream):
+class DeadlineStream(httpcore.NetworkStream):
     """A socket stream whose every read, write and handshake ends by the source's deadline."""
 
-    def __init__(self, sock: socket.socket, deadline: _Deadline) -> None:
+    def __init__(self, sock: socket.socket, deadline: Deadline) -> None:
         self._sock = sock
         self._deadline = deadline
 
@@ -657,7 +679,7 @@ class _DeadlineStream(httpcore.NetworkStream):
         except BaseException:
             self._sock.close()
             raise
-        return _DeadlineStream(tls, self._deadline)
+        return DeadlineStream(tls, self._deadline)
 
     def get_extra_info(self, info: str) -> Any:
         if info == "ssl_object" and isinstance(self._sock, ssl.SSLSocket):

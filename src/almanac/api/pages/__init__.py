@@ -10,7 +10,7 @@ from fastapi import FastAPI, Request
 from fastapi.responses import Response
 from fastapi.staticfiles import StaticFiles
 
-from almanac.api.pages import account, host, invitations, portal, reader, review, store
+from almanac.api.pages import account, host, invitations, portal, reader, review, store, webhooks
 from almanac.api.pages.common import (
     STATIC,
     PageRefused,
@@ -23,7 +23,7 @@ from almanac.api.pages.common import (
 def install_pages(app: FastAPI) -> None:
     """Page routes at /, /calendar, /signin, /signup, /signout, /invitations, /store, /portal,
     /review and /host; CSS and the small script at /static."""
-    for area in (account, invitations, reader, host, store, portal, review):
+    for area in (account, invitations, reader, webhooks, host, store, portal, review):
         app.include_router(area.router)
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
 

@@ -103,7 +103,8 @@ _ACCOUNT_ID = bindparam("reader_account_id", type_=Integer)
 _EMAIL_KEY = bindparam("reader_email_key", type_=String)
 _PLUGIN_ID = bindparam("readable_plugin_id", type_=String)
 _AMONG: BindParameter[list[str]] = bindparam("readable_among", expanding=True)
-Reader = Literal["verified", "unverified", "anyone"]
+_ORGANIZATION_ID = bindparam("reader_organization_id", type_=Integer)
+Reader = Literal["verified", "unverified", "anyone", "organization"]
 
 
 def _listed(reader: Reader) -> ColumnElement[bool]:
@@ -112,6 +113,11 @@ def _listed(reader: Reader) -> ColumnElement[bool]:
     listed organization."""
     if reader == "anyone":
         return false()
+    if reader == "organization":
+        return exists().where(
+            listed_organizations.c.plugin_id == plugins.c.id,
+            listed_organizations.c.organization_id == _ORGANIZATION_ID,
+        )
     person: ColumnElement[bool] = false()
     if reader == "verified":
         person = exists().where(
@@ -191,6 +197,19 @@ def visible_plugins(
         return []
     values[_AMONG.key] = sorted(among)
     return [_readable(row) for row in db.execute(_readable_query(reader, among=True), values)]
+
+
+def organization_plugins(
+    db: Session, organization_id: int, among: Collection[str]
+) -> list[ReadablePlugin]:
+    """Of `among`, the plug-ins an organization may see: the public ones and the private ones
+    listing it (what every member in its audience may read; issue 38's organization
+    endpoints)."""
+    if not among:
+        return []
+    values = {_ORGANIZATION_ID.key: organization_id, _AMONG.key: sorted(among)}
+    query = _readable_query("organization", among=True)
+    return [_readable(row) for row in db.execute(query, values)]
 
 
 def readable_plugin(db: Session, account: Account, plugin_id: str) -> ReadablePlugin:

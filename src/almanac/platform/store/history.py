@@ -11,6 +11,7 @@ from sqlalchemy import Connection, insert, select
 
 from almanac.platform.lifecycle import Trigger
 from almanac.platform.store.tables import moves
+from almanac.platform.webhooks.outbox import record_status
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,7 +42,8 @@ def log_move(
     version_id: int | None = None,
     detail: dict[str, Any] | None = None,
 ) -> None:
-    """Keep one move of the plug-in in its history, with who made it and when."""
+    """Keep one move of the plug-in in its history, with who made it and when; a move its
+    webhook subscribers are told of leaves its event in the outbox."""
     conn.execute(
         insert(moves).values(
             plugin_id=plugin_id,
@@ -54,6 +56,7 @@ def log_move(
             detail=detail,
         )
     )
+    record_status(conn, plugin_id, action, now, from_state=from_state, to_state=to_state)
 
 
 def plugin_moves(conn: Connection, plugin_id: str) -> list[RecordedMove]:

@@ -56,6 +56,7 @@ from almanac.platform.store.tables import (
     runs,
 )
 from almanac.platform.store.types import UTCDateTime, content_text
+from almanac.platform.webhooks.outbox import record_run_changes, record_status
 
 if TYPE_CHECKING:
     import psycopg
@@ -567,8 +568,17 @@ def write_run(
         _apply(conn, changes, step)
         mark_records_changed(conn, plugin_id)
         if not past_day:
-            _record_held(conn, plugin_id, run_id, changes.held, run.now)
+            _record_held(conn, plugin, run_id, changes.held, run.now)
         conn.execute(update(runs).where(runs.c.id == run_id).values(**changes.counts.as_dict()))
+        record_run_changes(
+            conn,
+            plugin_id=plugin_id,
+            run_id=run_id,
+            version_id=version_id,
+            counts=changes.counts.as_dict(),
+            now=run.now,
+        )
+        step("events")
         state = State(plugin["state"])
         if not past_day:
             state = record_run_outcome(conn, plugin, True, run.now)
@@ -783,9 +793,11 @@ def _insert_run(
 
 
 def _record_held(
-    conn: Connection, plugin_id: str, run_id: int, held: list[HeldDetail], now: datetime
+    conn: Connection, plugin: Mapping[str, Any], run_id: int, held: list[HeldDetail], now: datetime
 ) -> None:
-    """Replace the plug-in's Held details with this run's and set its Held flag."""
+    """Replace the plug-in's Held details with this run's and set its Held flag; a flag that
+    changes tells the webhook subscribers (held, or back)."""
+    plugin_id = plugin["id"]
     conn.execute(delete(held_series).where(held_series.c.plugin_id == plugin_id))
     for detail in held:
         conn.execute(
@@ -800,6 +812,8 @@ def _record_held(
             )
         )
     conn.execute(update(plugins).where(plugins.c.id == plugin_id).values(held=bool(held)))
+    if bool(held) != bool(plugin["held"]):
+        record_status(conn, plugin_id, "held" if held else "held-cleared", now)
 
 
 def short_reason(reason: str) -> str:
