@@ -18,12 +18,15 @@ from sqlalchemy import (
     Row,
     and_,
     bindparam,
+    cast,
     func,
     literal,
     select,
     text,
+    tuple_,
     union_all,
 )
+from sqlalchemy.dialects.postgresql import JSONB
 
 from almanac.platform.store.tables import (
     held_series,
@@ -697,3 +700,195 @@ def orchestrator_runs_kept(conn: Connection, orchestrator_runs: Sequence[str]) -
         runs.c.orchestrator_run.in_(sorted(set(orchestrator_runs)))
     )
     return {str(found) for found in conn.execute(query).scalars()}
+
+
+def _happened_with_value(dialect: str, content: Any, moved_to: Any) -> Any:
+    """A happened event with a numeric `value`, not moved away (rule 6's change), on the
+    record content stored as JSON text."""
+    if dialect == "postgresql":
+        doc = cast(content, JSONB)
+        state = doc["state"].astext
+        value_type = func.jsonb_typeof(doc["value"])
+        number = value_type == "number"
+    else:
+        state = func.json_extract(content, "$.state")
+        number = func.json_type(content, "$.value").in_(("integer", "real"))
+    return and_(moved_to.is_(None), state == "happened", number)
+
+
+def _day_record(row: Row[Any]) -> DayRecord:
+    return DayRecord(
+        record_id=row.id,
+        plugin_id=row.plugin_id,
+        series=row.series,
+        date=row.date,
+        discriminator=row.discriminator,
+        kind=row.kind,
+        content=json.loads(row.content),
+        moved_to=row.moved_to,
+    )
+
+
+def series_first_date(conn: Connection, plugin_id: str, series: str) -> date | None:
+    """The date of the series' first current (not withdrawn) record."""
+    first: date | None = conn.execute(
+        select(func.min(records.c.date)).where(
+            records.c.plugin_id == plugin_id,
+            records.c.series == series,
+            records.c.withdrawn.is_(False),
+        )
+    ).scalar()
+    return first
+
+
+def series_chart_records(
+    conn: Connection, plugin_id: str, series: str, kind: str, first: date, last: date
+) -> list[DayRecord]:
+    """The current records a chart of one series over `first`..`last` is drawn from, by date:
+    every record in the range; for a value series the newest before it (the value in force)
+    and the first after it (in force, not last rate); for an event series the newest happened
+    event with a value before it (where the step line starts)."""
+    own = and_(
+        records.c.plugin_id == plugin_id,
+        records.c.series == series,
+        records.c.withdrawn.is_(False),
+    )
+    newest = records.c.date.desc(), records.c.discriminator.desc()
+    parts = [select(*_PORTABLE).where(own, records.c.date.between(first, last))]
+    if kind == "value":
+        parts.append(select(*_PORTABLE).where(own, records.c.date < first).order_by(*newest))
+        parts.append(
+            select(*_PORTABLE)
+            .where(own, records.c.date > last)
+            .order_by(records.c.date, records.c.discriminator)
+        )
+    else:
+        happened = _happened_with_value(conn.dialect.name, records.c.content, records.c.moved_to)
+        parts.append(
+            select(*_PORTABLE).where(own, happened, records.c.date < first).order_by(*newest)
+        )
+    limited = [parts[0], *(p.limit(1) for p in parts[1:])]
+    query = union_all(*(select(sub).select_from(sub) for sub in (q.subquery() for q in limited)))
+    return sorted(
+        (_day_record(row) for row in conn.execute(query)),
+        key=lambda r: (r.date, r.discriminator),
+    )
+
+
+def _stood_at(plugin_ids: Sequence[str], as_of: datetime) -> Any:
+    """Every record of the plug-ins as it stood at `as_of` (its current content when that
+    began by then, else the revision current then), withdrawn ones left out, in the columns
+    of `_PORTABLE`."""
+    mine = records.c.plugin_id.in_(list(plugin_ids))
+    current = select(
+        records.c.id.label("record_id"),
+        records.c.content,
+        records.c.withdrawn,
+        records.c.moved_to,
+    ).where(mine, records.c.since <= as_of)
+    earlier = (
+        select(
+            revisions.c.record_id, revisions.c.content, revisions.c.withdrawn, revisions.c.moved_to
+        )
+        .join(records, records.c.id == revisions.c.record_id)
+        .where(mine, revisions.c.valid_from <= as_of, revisions.c.valid_to > as_of)
+    )
+    states = union_all(current, earlier).subquery("states")
+    return (
+        select(
+            records.c.id,
+            records.c.plugin_id,
+            records.c.series,
+            records.c.date,
+            records.c.discriminator,
+            records.c.kind,
+            states.c.content,
+            states.c.moved_to,
+        )
+        .join(states, states.c.record_id == records.c.id)
+        .where(states.c.withdrawn.is_(False))
+        .cte("stood")
+    )
+
+
+def records_for_days_as_of(
+    conn: Connection,
+    plugin_ids: Sequence[str],
+    wanted: Sequence[SeriesWanted],
+    first: date,
+    last: date,
+    today: date,
+    as_of: datetime,
+) -> list[DayRecord]:
+    """`records_for_days` as the records stood at `as_of`: the same choice of records (every
+    record in the range; per wanted series the newest on or before `today`; per value series
+    the first after the range and the two newest before it; per event series the newest
+    happened event with a value before it), made over the records' states at that moment, in
+    one statement on either database (window functions over the states)."""
+    if not wanted:
+        return []
+    stood = _stood_at(plugin_ids, as_of)
+    keys = tuple_(stood.c.plugin_id, stood.c.series).in_([(w.plugin_id, w.series) for w in wanted])
+    columns = [stood.c[name] for name in ("id", "plugin_id", "series", "date", "discriminator")]
+    columns += [stood.c.kind, stood.c.content, stood.c.moved_to]
+    newest = (stood.c.date.desc(), stood.c.discriminator.desc())
+    oldest = (stood.c.date, stood.c.discriminator)
+    happened = _happened_with_value(conn.dialect.name, stood.c.content, stood.c.moved_to)
+    ranked = [
+        (stood.c.date <= today, newest, 1),
+        (and_(stood.c.kind == "value", stood.c.date > last), oldest, 1),
+        (and_(stood.c.kind == "value", stood.c.date < first), newest, 2),
+        (and_(stood.c.kind == "event", happened, stood.c.date < first), newest, 1),
+    ]
+    parts: list[Any] = [select(*columns).where(stood.c.date.between(first, last))]
+    for condition, order, count in ranked:
+        place = func.row_number().over(
+            partition_by=(stood.c.plugin_id, stood.c.series), order_by=order
+        )
+        sub = select(*columns, place.label("place")).where(keys, condition).subquery()
+        parts.append(select(*(sub.c[c.name] for c in columns)).where(sub.c.place <= count))
+    seen: set[int] = set()
+    found: list[DayRecord] = []
+    for row in conn.execute(union_all(*parts)):
+        if row.id not in seen:
+            seen.add(row.id)
+            found.append(_day_record(row))
+    return found
+
+
+@dataclass(frozen=True, slots=True)
+class ChangedRecord:
+    """A record dated in a range whose content or state changed after a moment: its key and
+    every content it had, oldest first (the last is current)."""
+
+    record_id: int
+    plugin_id: str
+    series: str
+    date: dt.date
+    discriminator: str
+    kind: str
+    history: list[RevisionEntry]
+
+
+def changed_since(
+    conn: Connection, plugin_ids: Sequence[str], first: date, last: date, since: datetime
+) -> list[ChangedRecord]:
+    """The records of the plug-ins dated `first`..`last` whose current content began after
+    `since` (revised, moved, withdrawn, returned or new since then), with their histories."""
+    query = (
+        select(*_PORTABLE)
+        .where(
+            records.c.plugin_id.in_(list(plugin_ids)),
+            records.c.date.between(first, last),
+            records.c.since > since,
+        )
+        .order_by(records.c.date, records.c.plugin_id, records.c.series, records.c.discriminator)
+    )
+    rows = list(conn.execute(query))
+    histories = revision_histories(conn, [r.id for r in rows])
+    return [
+        ChangedRecord(
+            r.id, r.plugin_id, r.series, r.date, r.discriminator, r.kind, histories.get(r.id, [])
+        )
+        for r in rows
+    ]
