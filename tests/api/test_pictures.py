@@ -104,7 +104,7 @@ def days_now(reader, first: str, last: str, today: str, **more: str) -> dict[str
     return answer.json()
 
 
-def since_of(engine: Engine, plugin: StoredPlugin, day: str) -> Any:
+def since_of(engine: Engine, plugin: StoredPlugin, day: str) -> Any:  # noqa: F811
     with engine.connect() as conn:
         return conn.execute(
             select(records.c.since).where(
@@ -113,7 +113,7 @@ def since_of(engine: Engine, plugin: StoredPlugin, day: str) -> Any:
         ).scalar_one()
 
 
-def test_the_days_as_of_each_write_equal_the_days_read_then(scene, engine: Engine) -> None:
+def test_the_days_as_of_each_write_equal_the_days_read_then(scene, engine: Engine) -> None:  # noqa: F811
     plugin, reader = scene
     window = ("2026-05-01", "2026-06-15")
     writes: list[tuple[list[dict[str, Any]], str]] = [
