@@ -94,8 +94,9 @@
 
   function countsChart(c) {
     return {
-      data: [c.x.map(seconds)].concat(c.lines.map(function (l) { return l.values; })),
-      series: [{}].concat(c.lines.map(function (l, i) {
+      data: [c.x.map(seconds)].concat(c.lines.length ? c.lines.map(function (l) { return l.values; })
+                                                      : [c.x.map(function () { return 0; })]),
+      series: [{}].concat((c.lines.length ? c.lines : [{ label: "none" }]).map(function (l, i) {
         return { label: l.label, stroke: PALETTE[i % PALETTE.length], width: 2,
                  points: { show: true, size: 4, fill: PALETTE[i % PALETTE.length] } };
       })),
@@ -134,7 +135,11 @@
         if (!answer.ok) throw new Error(answer.status);
         return answer.json();
       })
-      .then(function (c) { draw(box, c); })
+      .then(function (c) {
+        var key = box.getAttribute("data-figure");
+        if (key) c = c.figures.filter(function (f) { return f.key === key; })[0];
+        draw(box, c);
+      })
       .catch(function () {
         box.textContent = "The chart could not be drawn; the table below has the same figures.";
         box.setAttribute("data-drawn", "failed");
