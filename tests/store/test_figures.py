@@ -31,7 +31,7 @@ def test_figures_count_the_runs_and_records_stored(engine: Engine) -> None:
         spans = conn.execute(
             select(runs.c.started_at, runs.c.ended_at).where(runs.c.started_at >= host.since)
         ).all()
-        with pytest.raises(Invalid, match="^days:"):
+        with pytest.raises(Invalid, match=r"^days:"):
             publisher_figures(conn, plugin.id, 7, now)
     assert drawn.runs == stored == 3
     by_key = {f.key: f for f in drawn.figures}
