@@ -5,13 +5,18 @@ and 1280 px with no CSP complaint; screenshots go to tests/pages/artifacts/."""
 
 from __future__ import annotations
 
+import json
 from datetime import UTC, date, datetime, timedelta
 
+from tests.api.test_host import empty_plugin_tables, folder_files
 from tests.api.test_reader import MANIFEST, show, value
 from tests.audience.helpers import T0, StoredPlugin, fresh_id
 from tests.pages.conftest import session_cookie
 from tests.pages.test_accessibility import scan
 from tests.pages.test_reader_pages import shot
+from tests.publishing.test_review_and_store import approved, publish, reviewer
+from tests.publishing.test_submission import may_submit
+from tests.publishing.test_uploads import Publisher, new_org
 
 
 def rates_plugin(api) -> StoredPlugin:  # type: ignore[no-untyped-def]
@@ -89,3 +94,40 @@ def test_a_reader_charts_a_series_from_a_day_and_sees_the_calendar_as_it_was(
         "calendar-as-of",
     )
     assert found == []
+
+
+ECB = "ecb-reference-rates"
+
+
+def test_a_store_page_charts_a_series_of_its_example_records(papi, browsing) -> None:
+    """The ECB example published: its store page draws the US dollar from the fixture records,
+    every day from the first record to the fixtures' today, with the records as a table."""
+    empty_plugin_tables(papi.engine)
+    owner, org = new_org(papi, "owner@bank.example", "Rates")
+    pub = Publisher(papi, owner, org)
+    may_submit(pub)
+    files = folder_files(ECB)
+    upload_id = approved(pub, reviewer(papi, "rev@service.example"), files)
+    assert publish(pub, upload_id).status_code == 200
+    fixtures = [json.loads(line) for line in files["fixtures/records.jsonl"].splitlines()]
+    usd = sorted(r["date"] for r in fixtures if r["series"] == "usd")
+    reader = papi.signed_in(f"{fresh_id('store')}@example.net")
+    chart = reader.get(f"/api/v1/store/plugins/{ECB}").json()["chart"]
+    assert (chart["series"], chart["field"], chart["range"]) == ("usd", "rate", "all")
+    assert (chart["first"], chart["last"], chart["today"]) == (usd[0], "2025-02-25", "2025-02-25")
+    drawn = [p["date"] for p in chart["points"] if p["style"] == "normal"]
+    assert drawn == [d for d in usd if d <= "2025-02-25"]
+    saturday = next(p for p in chart["points"] if p["date"] == "2025-02-22")
+    assert (saturday["style"], saturday["note"]) == ("in-force", "Rate of 2025-02-21")
+
+    cookie = session_cookie(reader)
+    page = browsing.page(cookie=cookie)
+    page.goto(f"/store/{ECB}")
+    page.wait_for_selector("#example-canvas[data-drawn]")
+    days = len(chart["points"])
+    assert page.locator("#example-canvas").get_attribute("data-drawn") == str(days)
+    assert page.get_by_role("img", name=chart["title"], exact=False).count() == 1
+    assert page.locator("table.figures tbody tr").count() == len(drawn)
+    shot(page, "store-chart-desk")
+    assert scan(browsing, cookie, f"/store/{ECB}", "store-chart") == []
+    empty_plugin_tables(papi.engine)

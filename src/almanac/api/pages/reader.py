@@ -357,7 +357,6 @@ def chart_page(
             (key, label, _chart_link(plugin_id, series, lang, today, range=span, field=key))
             for key, label in drawn.fields
         ],
-        "recorded": [p for p in drawn.points if p.style == "normal"],
         "back": _link(
             day=reader_today.isoformat(), today=today, lang=None if lang == "en" else lang
         ),

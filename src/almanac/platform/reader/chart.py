@@ -180,6 +180,25 @@ def series_chart(
     )
 
 
+def example_chart(
+    manifest: Manifest, records: Sequence[Record], today: date, language: str = "en"
+) -> SeriesChart | None:
+    """The chart a store page draws from the listing's example records (its fixtures): the
+    first value series with records, over all its days to the fixtures' today, filled as the
+    reader's days are; None when no value series has a record."""
+    dated = [r for r in records if r.get("kind") == "value" and isinstance(r.get("date"), str)]
+    for series in manifest.series:
+        days = sorted(str(r["date"]) for r in dated if r.get("series") == series.key)
+        if series.kind != "value" or not days:
+            continue
+        first, last = chart_span(series, "all", today, date.fromisoformat(days[0]))
+        return series_chart(
+            manifest, records, series=series, field=None, span="all", first=first, last=last,
+            today=today, language=language,
+        )  # fmt: skip
+    return None
+
+
 def long_date(day: date) -> str:
     """A date in the app's words (rule 10): `1 June 2026`."""
     return f"{day.day} {MONTHS[day.month - 1]} {day.year}"

@@ -1,6 +1,7 @@
 // Almanac's charts, drawn by uPlot (static/uplot) from the JSON of a data route named in each
-// `.chart-canvas[data-src]`. A series chart (kind "value" or "event") or counts per day or hour
-// (`x` and `lines`). The page's table says the same figures without the drawing.
+// `.chart-canvas[data-src]` (the answer's field `data-part`, its figure `data-figure`). A series
+// chart (kind "value" or "event") or counts per day or hour (`x` and `lines`). The page's
+// table says the same figures without the drawing.
 (function () {
   "use strict";
   if (!window.uPlot) return;
@@ -136,7 +137,8 @@
         return answer.json();
       })
       .then(function (c) {
-        var key = box.getAttribute("data-figure");
+        var key = box.getAttribute("data-figure"), part = box.getAttribute("data-part");
+        if (part) c = c[part];
         if (key) c = c.figures.filter(function (f) { return f.key === key; })[0];
         draw(box, c);
       })
