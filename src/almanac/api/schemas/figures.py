@@ -22,6 +22,9 @@ class FigureOut(BaseModel):
     label: str = Field(description="What the y axis counts.")
     x: list[str] = Field(description="Dates, hours or moments (ISO), one per value.")
     lines: list[LineOut]
+    total: str = Field(description="How a line is told in one figure: sum, or last (a level).")
+    drawn: bool = Field(description="Whether any line has a value to draw.")
+    empty: str = Field(description="The words a page says instead of the chart when not drawn.")
 
 
 class PublisherFiguresOut(BaseModel):
@@ -34,10 +37,24 @@ class PublisherFiguresOut(BaseModel):
     first: date
     last: date
     readers_now: int = Field(description="Readers who show it now.")
-    installs: int = Field(description="Readers who turned it on in the span and still show it.")
+    installs: int = Field(description="Times a reader turned it on in the span's known days.")
+    uninstalls: int = Field(description="Times a reader turned it off in the span's known days.")
+    history_since: date | None = Field(
+        description="The first whole day the history of shown choices covers: readers, "
+        "installs and uninstalls per day are null before it (not known, not zero); null: "
+        "the history covers every day."
+    )
     runs: int
-    review_waiting: int = Field(description="Uploads in the review queue now (every plug-in's).")
-    review_median_wait_hours: float | None
+    review_queue_waiting: int = Field(
+        description="Uploads waiting in the review queue now, every plug-in's (the queue is one)."
+    )
+    review_queue_median_wait_hours: float | None = Field(
+        description="Median hours from submission to decision of the whole queue's decisions "
+        "in the span (every plug-in's uploads); null: none decided."
+    )
+    plugin_review_median_wait_hours: float | None = Field(
+        description="The same median of this plug-in's own uploads only; null: none decided."
+    )
     figures: list[FigureOut]
 
 
