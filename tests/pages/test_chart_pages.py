@@ -8,13 +8,16 @@ from __future__ import annotations
 import json
 from datetime import UTC, date, datetime, timedelta
 
-from tests.api.test_host import empty_plugin_tables, folder_files
+from playwright.sync_api import expect
+
+from tests.api.test_host import UK, empty_plugin_tables, fixture_records, folder_files, write
 from tests.api.test_reader import MANIFEST, show, value
 from tests.audience.helpers import T0, StoredPlugin, fresh_id
 from tests.pages.conftest import session_cookie
 from tests.pages.test_accessibility import scan
 from tests.pages.test_reader_pages import shot
-from tests.publishing.test_review_and_store import approved, publish, reviewer
+from tests.pages.test_store_pages import published_uk
+from tests.publishing.test_review_and_store import approved, listing_url, publish, reviewer
 from tests.publishing.test_submission import may_submit
 from tests.publishing.test_uploads import Publisher, new_org
 
@@ -128,6 +131,51 @@ def test_a_store_page_charts_a_series_of_its_example_records(papi, browsing) -> 
     assert page.locator("#example-canvas").get_attribute("data-drawn") == str(days)
     assert page.get_by_role("img", name=chart["title"], exact=False).count() == 1
     assert page.locator("table.figures tbody tr").count() == len(drawn)
-    shot(page, "store-chart-desk")
+    shot(page, "store-chart-drawn-desk")
+    page.locator("summary", has_text="The figures as a table").click()
+    expect(page.locator("table.figures tbody tr").first).to_contain_text("25 February 2025")
     assert scan(browsing, cookie, f"/store/{ECB}", "store-chart") == []
+    empty_plugin_tables(papi.engine)
+
+
+def test_a_publisher_reads_the_figures_of_a_published_plugin(papi, browsing) -> None:
+    """The UK example published through the portal, installed by two readers on two days,
+    one turning it off, and run twice: the portal's plug-in page draws its figures (each with
+    its table), says which review wait is whose, and says an empty figure in words."""
+    pub = published_uk(papi)
+    readers = [papi.signed_in(f"{fresh_id('fig')}@example.net") for _ in range(2)]
+    for who in readers:
+        assert who.post(f"/api/v1/store/plugins/{UK}/install").status_code == 200
+        papi.clock.advance(timedelta(days=1))
+    assert readers[0].post(f"/api/v1/store/plugins/{UK}/uninstall").status_code == 204
+    records = fixture_records(UK)
+    write(papi, UK, records, date(2022, 11, 4))
+    papi.clock.advance(timedelta(hours=2))
+    write(papi, UK, records, date(2022, 11, 4))
+    answer = pub.owner.get(f"{listing_url(pub)}/figures?days=30").json()
+    assert (answer["readers_now"], answer["installs"], answer["uninstalls"]) == (1, 2, 1)
+    assert answer["history_since"] is None and answer["runs"] == 2
+    assert answer["plugin_review_median_wait_hours"] is not None
+    by_key = {f["key"]: f for f in answer["figures"]}
+    assert by_key["readers"]["lines"][0]["values"][-3:] == [1.0, 2.0, 1.0]
+
+    page = browsing.page(cookie=session_cookie(pub.owner))
+    page.goto(f"/portal/{pub.org}/plugins/{UK}")
+    figures = page.get_by_role("region", name="Figures of the last 30 days")
+    expect(figures).to_contain_text("the whole queue (every plug-in's uploads)")
+    expect(figures).to_contain_text("This plug-in's uploads: median wait")
+    drawn = [f for f in answer["figures"] if f["drawn"]]
+    expect(page.locator(".chart-canvas[data-drawn]")).to_have_count(len(drawn))
+    assert page.locator(".chart-canvas[data-drawn='failed']").count() == 0
+    assert figures.get_by_role("img", name="Readers who show it, per day").count() == 1
+    readers_row = figures.locator("table", has_text="readers").first.locator("tbody tr").first
+    expect(readers_row).to_have_text("readers1")
+    assert page.locator(".chart-empty").count() == 0
+    shot(page, "portal-figures-drawn-desk")
+    assert (
+        scan(
+            browsing, session_cookie(pub.owner), f"/portal/{pub.org}/plugins/{UK}", "portal-figures"
+        )
+        == []
+    )
     empty_plugin_tables(papi.engine)

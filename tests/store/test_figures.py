@@ -61,6 +61,14 @@ def test_figures_count_the_runs_and_records_stored(engine: Engine) -> None:
     assert host.duration_p99 == durations[-(-99 * len(durations) // 100) - 1]
 
 
+def test_a_figure_with_nothing_to_draw_says_so_in_words(engine: Engine) -> None:
+    with engine.connect() as conn:
+        quiet = operator_figures(conn, 1, datetime(2031, 1, 1, tzinfo=UTC))
+    waits = {f.key: f for f in quiet.figures}["waits"]
+    assert not waits.drawn and quiet.longest_wait_seconds is None
+    assert waits.empty == "No run was taken from the queue in these hours: no wait to draw."
+
+
 def _reader(engine: Engine) -> Account:
     with Session(engine, expire_on_commit=False) as db:
         made = accounts.sign_up(

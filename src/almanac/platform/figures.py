@@ -37,7 +37,9 @@ class Line:
 class Figure:
     """A figure: x (dates, hours or moments, ISO), its lines and what its y counts; `total`
     says how a line is told in one figure: `sum` of its values, or its `last` (a level, such
-    as readers, is not summed over days); `empty` the words said when nothing is drawn."""
+    as readers, is not summed over days); `empty` the words said when nothing is drawn; `x_kind`
+    what x holds: a `day`, an `hour` (a count holds until the next) or a `moment` of its own
+    (a run's or a check's end)."""
 
     key: str
     title: str
@@ -46,6 +48,7 @@ class Figure:
     lines: list[Line]
     total: str = "sum"
     empty: str = "Nothing to draw in these days."
+    x_kind: str = "day"
 
     @property
     def drawn(self) -> bool:
@@ -218,11 +221,11 @@ def publisher_figures(
         Figure("records", "Records written and revised per run", "records", moments,
                [Line("written", [float(r.new) for r in run_rows]),
                 Line("revised", [float(r.revised) for r in run_rows])],
-               empty="No run ended in these days: no records to draw."),
+               empty="No run ended in these days: no records to draw.", x_kind="moment"),
         Figure("checks", "Check durations of its uploads", "seconds", check_moments,
                [Line(name, [_seconds(r.started_at, r.finished_at) if r.name == name else None
                             for r in check_rows]) for name in check_names],
-               empty="No check of its uploads finished in these days."),
+               empty="No check of its uploads finished in these days.", x_kind="moment"),
     ]  # fmt: skip
     return PublisherFigures(
         plugin=plugin_id,
@@ -314,10 +317,11 @@ def operator_figures(conn: Connection, days: int, now: datetime) -> OperatorFigu
     figures = [
         Figure("runs", "Runs per hour by outcome", "runs", hours,
                _per(hours, ((hour(r.started_at), r.outcome) for r in run_rows)),
-               empty="No run started in these hours."),
+               empty="No run started in these hours.", x_kind="hour"),
         Figure("waits", "Longest wait from due to start per hour", "seconds", hours,
                [Line("longest wait", [by_hour_wait.get(h) for h in hours])],
-               empty="No run was taken from the queue in these hours: no wait to draw."),
+               empty="No run was taken from the queue in these hours: no wait to draw.",
+               x_kind="hour"),
     ]  # fmt: skip
     return OperatorFigures(
         days=days,

@@ -25,6 +25,7 @@ class FigureOut(BaseModel):
     total: str = Field(description="How a line is told in one figure: sum, or last (a level).")
     drawn: bool = Field(description="Whether any line has a value to draw.")
     empty: str = Field(description="The words a page says instead of the chart when not drawn.")
+    x_kind: str = Field(description="day or hour (a count holds until the next), or moment.")
 
 
 class PublisherFiguresOut(BaseModel):

@@ -94,14 +94,30 @@
   }
 
   function countsChart(c) {
+    // Counts per day or hour hold from one key to the next (a step); counts per run or check
+    // are moments of their own, drawn as points with nothing between them.
+    var perKey = c.x_kind !== "moment";
+    var xs = c.x.map(seconds), values = c.lines.map(function (l) { return l.values.slice(); });
+    if (perKey && xs.length) {
+      // The last day or hour holds its count to its end, as every other one does.
+      xs.push(xs[xs.length - 1] + (c.x_kind === "hour" ? 3600 : DAY));
+      values.forEach(function (v) { v.push(v[v.length - 1]); });
+    } else if (xs.length && xs[0] === xs[xs.length - 1]) {
+      // Moments all at one time get an hour either side rather than years of empty axis.
+      xs = [xs[0] - 3600].concat(xs, [xs[0] + 3600]);
+      values = values.map(function (v) { return [null].concat(v, [null]); });
+    }
     return {
-      data: [c.x.map(seconds)].concat(c.lines.length ? c.lines.map(function (l) { return l.values; })
-                                                      : [c.x.map(function () { return 0; })]),
-      series: [{}].concat((c.lines.length ? c.lines : [{ label: "none" }]).map(function (l, i) {
-        return { label: l.label, stroke: PALETTE[i % PALETTE.length], width: 2,
-                 points: { show: true, size: 4, fill: PALETTE[i % PALETTE.length] } };
+      data: [xs].concat(values),
+      series: [{}].concat(c.lines.map(function (l, i) {
+        var colour = PALETTE[i % PALETTE.length];
+        return perKey
+          ? { label: l.label, stroke: colour, width: 2, paths: uPlot.paths.stepped({ align: 1 }),
+              points: { show: false } }
+          : { label: l.label, stroke: colour, width: 0, points: { show: true, size: 7, fill: colour } };
       })),
       label: c.label,
+      legend: c.lines.length > 1,
     };
   }
 
@@ -112,7 +128,7 @@
       width: Math.max(box.clientWidth, 280),
       height: box.clientWidth < 500 ? 220 : 320,
       tzDate: function (ts) { return uPlot.tzDate(new Date(ts * 1000), "Etc/UTC"); },
-      legend: { show: false },
+      legend: { show: !!made.legend, live: false },
       cursor: { show: true, drag: { x: false, y: false } },
       scales: { x: { time: true } },
       axes: [
