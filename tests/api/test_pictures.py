@@ -132,15 +132,21 @@ def test_the_days_as_of_each_write_equal_the_days_read_then(scene, engine: Engin
         ([value("2026-05-29", 58.15), value("2026-06-01", 58.2), value("2026-06-02", 58.45),
           event("2026-06-04", "d1", "happened", value=6.0)], "2026-06-06"),
     ]  # fmt: skip
-    seen: list[tuple[Any, dict[str, Any]]] = []
+    # Besides the whole window, two narrow ones whose days draw on records before them (the
+    # value in force, the change from the newest before, the happened value before).
+    windows = [window, ("2026-05-30", "2026-05-31"), ("2026-06-05", "2026-06-06")]
+    seen: list[tuple[Any, list[Any]]] = []
     for batch, today in writes:
         plugin.write(batch, date.fromisoformat(today))
         moment = plugin.moment
-        seen.append((moment, days_now(reader, *window, "2026-06-06")["plugins"][0]["days"]))
+        seen.append(
+            (moment, [days_now(reader, *w, "2026-06-06")["plugins"][0]["days"] for w in windows])
+        )
     assert seen[0][1] != seen[-1][1]
     for moment, then in seen:
-        stood = days_now(reader, *window, "2026-06-06", as_of=moment.isoformat())
-        assert stood["plugins"][0]["days"] == then, moment
+        for w, days in zip(windows, then, strict=True):
+            stood = days_now(reader, *w, "2026-06-06", as_of=moment.isoformat())
+            assert stood["plugins"][0]["days"] == days, (moment, w)
     # The cut-off is the exact moment of a write: one microsecond before the revision the
     # day shows the old figure, at the moment the new one.
     revised_at = since_of(engine, plugin, "2026-05-29")

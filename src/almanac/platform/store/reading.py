@@ -16,14 +16,16 @@ from sqlalchemy import (
     CompoundSelect,
     Connection,
     Row,
+    Select,
     and_,
     bindparam,
+    case,
     cast,
     func,
     literal,
+    or_,
     select,
     text,
-    tuple_,
     union_all,
 )
 from sqlalchemy.dialects.postgresql import JSONB
@@ -775,40 +777,39 @@ def series_chart_records(
     )
 
 
-def _stood_at(plugin_ids: Sequence[str], as_of: datetime) -> Any:
-    """Every record of the plug-ins as it stood at `as_of` (its current content when that
-    began by then, else the revision current then), withdrawn ones left out, in the columns
-    of `_PORTABLE`."""
-    mine = records.c.plugin_id.in_(list(plugin_ids))
-    current = select(
-        records.c.id.label("record_id"),
-        records.c.content,
-        records.c.withdrawn,
-        records.c.moved_to,
-    ).where(mine, records.c.since <= as_of)
-    earlier = (
-        select(
-            revisions.c.record_id, revisions.c.content, revisions.c.withdrawn, revisions.c.moved_to
-        )
-        .join(records, records.c.id == revisions.c.record_id)
-        .where(mine, revisions.c.valid_from <= as_of, revisions.c.valid_to > as_of)
+@dataclass(frozen=True, slots=True)
+class _StoodAt:
+    """Records joined to the state each had at a moment (its current content when that
+    began by then, else the revision current then): the columns of `_PORTABLE` over those
+    states, and the condition that a record stood then (existed, not withdrawn)."""
+
+    source: Any
+    columns: tuple[Any, ...]
+    stood: Any
+
+
+def _stood_at(as_of: datetime) -> _StoodAt:
+    then = revisions.alias("then")
+    source = records.outerjoin(
+        then,
+        and_(
+            then.c.record_id == records.c.id,
+            then.c.valid_from <= as_of,
+            then.c.valid_to > as_of,
+        ),
     )
-    states = union_all(current, earlier).subquery("states")
-    return (
-        select(
-            records.c.id,
-            records.c.plugin_id,
-            records.c.series,
-            records.c.date,
-            records.c.discriminator,
-            records.c.kind,
-            states.c.content,
-            states.c.moved_to,
-        )
-        .join(states, states.c.record_id == records.c.id)
-        .where(states.c.withdrawn.is_(False))
-        .cte("stood")
+    began = records.c.since <= as_of
+    content = case((began, records.c.content), else_=then.c.content)
+    moved_to = case((began, records.c.moved_to), else_=then.c.moved_to)
+    withdrawn = case((began, records.c.withdrawn), else_=then.c.withdrawn)
+    columns = (
+        *(records.c[name] for name in ("id", "plugin_id", "series", "date", "discriminator")),
+        records.c.kind,
+        content.label("content"),
+        moved_to.label("moved_to"),
     )
+    stood = and_(or_(began, then.c.record_id.is_not(None)), withdrawn.is_(False))
+    return _StoodAt(source, columns, stood)
 
 
 def records_for_days_as_of(
@@ -823,30 +824,35 @@ def records_for_days_as_of(
     """`records_for_days` as the records stood at `as_of`: the same choice of records (every
     record in the range; per wanted series the newest on or before `today`; per value series
     the first after the range and the two newest before it; per event series the newest
-    happened event with a value before it), made over the records' states at that moment, in
-    one statement on either database (window functions over the states)."""
+    happened event with a value before it), made over the records' states at that moment.
+    Each choice outside the range is a limited select per series walking the records' key
+    from the range outwards, so the read is bounded by the asked days and the few records in
+    force around them, not by the plug-in's whole history; one statement on either database."""
     if not wanted:
         return []
-    stood = _stood_at(plugin_ids, as_of)
-    keys = tuple_(stood.c.plugin_id, stood.c.series).in_([(w.plugin_id, w.series) for w in wanted])
-    columns = [stood.c[name] for name in ("id", "plugin_id", "series", "date", "discriminator")]
-    columns += [stood.c.kind, stood.c.content, stood.c.moved_to]
-    newest = (stood.c.date.desc(), stood.c.discriminator.desc())
-    oldest = (stood.c.date, stood.c.discriminator)
-    happened = _happened_with_value(conn.dialect.name, stood.c.content, stood.c.moved_to)
-    ranked = [
-        (stood.c.date <= today, newest, 1),
-        (and_(stood.c.kind == "value", stood.c.date > last), oldest, 1),
-        (and_(stood.c.kind == "value", stood.c.date < first), newest, 2),
-        (and_(stood.c.kind == "event", happened, stood.c.date < first), newest, 1),
+    at = _stood_at(as_of)
+    content, moved_to = at.columns[6], at.columns[7]
+    happened = _happened_with_value(conn.dialect.name, content, moved_to)
+    newest = (records.c.date.desc(), records.c.discriminator.desc())
+    oldest = (records.c.date, records.c.discriminator)
+
+    def chosen(*where: Any) -> Select[Any]:
+        return select(*at.columns).select_from(at.source).where(at.stood, *where)
+
+    parts: list[Any] = [
+        chosen(records.c.plugin_id.in_(list(plugin_ids)), records.c.date.between(first, last))
     ]
-    parts: list[Any] = [select(*columns).where(stood.c.date.between(first, last))]
-    for condition, order, count in ranked:
-        place = func.row_number().over(
-            partition_by=(stood.c.plugin_id, stood.c.series), order_by=order
-        )
-        sub = select(*columns, place.label("place")).where(keys, condition).subquery()
-        parts.append(select(*(sub.c[c.name] for c in columns)).where(sub.c.place <= count))
+    for plugin_id, series, kind in wanted:
+        own = (records.c.plugin_id == plugin_id, records.c.series == series)
+        limited = [chosen(*own, records.c.date <= today).order_by(*newest).limit(1)]
+        if kind == "value":
+            limited.append(chosen(*own, records.c.date > last).order_by(*oldest).limit(1))
+            limited.append(chosen(*own, records.c.date < first).order_by(*newest).limit(2))
+        if kind == "event":
+            limited.append(
+                chosen(*own, happened, records.c.date < first).order_by(*newest).limit(1)
+            )
+        parts.extend(select(sub).select_from(sub) for sub in (q.subquery() for q in limited))
     seen: set[int] = set()
     found: list[DayRecord] = []
     for row in conn.execute(union_all(*parts)):
