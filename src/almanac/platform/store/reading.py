@@ -341,25 +341,7 @@ def records_for_days(
     wanted series its newest record on or before `today`; per value series its first record
     after the range and the two newest before it; per event series with a happened value in
     the range, the newest happened event with a value before it."""
-    seen: set[int] = set()
-    found: list[DayRecord] = []
-    for row in records_for_days_rows(conn, plugin_ids, wanted, first, last, today):
-        if row.id in seen:
-            continue
-        seen.add(row.id)
-        found.append(
-            DayRecord(
-                record_id=row.id,
-                plugin_id=row.plugin_id,
-                series=row.series,
-                date=row.date,
-                discriminator=row.discriminator,
-                kind=row.kind,
-                content=json.loads(row.content),
-                moved_to=row.moved_to,
-            )
-        )
-    return found
+    return _each_once(records_for_days_rows(conn, plugin_ids, wanted, first, last, today))
 
 
 _PORTABLE = (
@@ -718,17 +700,28 @@ def _happened_with_value(dialect: str, content: Any, moved_to: Any) -> Any:
     return and_(moved_to.is_(None), state == "happened", number)
 
 
-def _day_record(row: Row[Any]) -> DayRecord:
-    return DayRecord(
-        record_id=row.id,
-        plugin_id=row.plugin_id,
-        series=row.series,
-        date=row.date,
-        discriminator=row.discriminator,
-        kind=row.kind,
-        content=json.loads(row.content),
-        moved_to=row.moved_to,
-    )
+def _each_once(rows: Iterable[Row[Any]]) -> list[DayRecord]:
+    """The records of rows in `_PORTABLE`'s columns, each once (a record chosen for several
+    reasons comes back from several parts of a union)."""
+    seen: set[int] = set()
+    found: list[DayRecord] = []
+    for row in rows:
+        if row.id in seen:
+            continue
+        seen.add(row.id)
+        found.append(
+            DayRecord(
+                record_id=row.id,
+                plugin_id=row.plugin_id,
+                series=row.series,
+                date=row.date,
+                discriminator=row.discriminator,
+                kind=row.kind,
+                content=json.loads(row.content),
+                moved_to=row.moved_to,
+            )
+        )
+    return found
 
 
 def series_first_date(conn: Connection, plugin_id: str, series: str) -> date | None:
@@ -772,7 +765,7 @@ def series_chart_records(
     limited = [parts[0], *(p.limit(1) for p in parts[1:])]
     query = union_all(*(select(sub).select_from(sub) for sub in (q.subquery() for q in limited)))
     return sorted(
-        (_day_record(row) for row in conn.execute(query)),
+        _each_once(conn.execute(query)),
         key=lambda r: (r.date, r.discriminator),
     )
 
@@ -853,13 +846,7 @@ def records_for_days_as_of(
                 chosen(*own, happened, records.c.date < first).order_by(*newest).limit(1)
             )
         parts.extend(select(sub).select_from(sub) for sub in (q.subquery() for q in limited))
-    seen: set[int] = set()
-    found: list[DayRecord] = []
-    for row in conn.execute(union_all(*parts)):
-        if row.id not in seen:
-            seen.add(row.id)
-            found.append(_day_record(row))
-    return found
+    return _each_once(conn.execute(union_all(*parts)))
 
 
 @dataclass(frozen=True, slots=True)
