@@ -35,11 +35,11 @@ class Line:
 
 @dataclass(frozen=True, slots=True)
 class Figure:
-    """A figure: x (dates, hours or moments, ISO), its lines and what its y counts; `total`
-    says how a line is told in one figure: `sum` of its values, or its `last` (a level, such
-    as readers, is not summed over days); `empty` the words said when nothing is drawn; `x_kind`
-    what x holds: a `day`, an `hour` (a count holds until the next) or a `moment` of its own
-    (a run's or a check's end)."""
+    """A figure: x (dates, hours or moments, ISO), its lines and what its y counts. `total`
+    says how a line is told in one figure: `sum` of its values, its `last` (a level, such as
+    readers, is not summed over days) or its `max` (the longest of longest waits); `empty`
+    the words said when nothing is drawn; `x_kind` what x holds: a `day`, an `hour` (a count
+    holds until the next) or a `moment` of its own (a run's or a check's end)."""
 
     key: str
     title: str
@@ -321,7 +321,7 @@ def operator_figures(conn: Connection, days: int, now: datetime) -> OperatorFigu
         Figure("waits", "Longest wait from due to start per hour", "seconds", hours,
                [Line("longest wait", [by_hour_wait.get(h) for h in hours])],
                empty="No run was taken from the queue in these hours: no wait to draw.",
-               x_kind="hour"),
+               x_kind="hour", total="max"),
     ]  # fmt: skip
     return OperatorFigures(
         days=days,

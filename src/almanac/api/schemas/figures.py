@@ -22,7 +22,7 @@ class FigureOut(BaseModel):
     label: str = Field(description="What the y axis counts.")
     x: list[str] = Field(description="Dates, hours or moments (ISO), one per value.")
     lines: list[LineOut]
-    total: str = Field(description="How a line is told in one figure: sum, or last (a level).")
+    total: str = Field(description="How a line is told in one figure: sum, last (a level) or max.")
     drawn: bool = Field(description="Whether any line has a value to draw.")
     empty: str = Field(description="The words a page says instead of the chart when not drawn.")
     x_kind: str = Field(description="day or hour (a count holds until the next), or moment.")
