@@ -49,6 +49,7 @@ PLUGIN_TABLES = (
     "plugin_reader_people",
     "plugin_reader_organizations",
     "reader_shown_preferences",
+    "reader_shown_changes",
     "organization_shown_defaults",
     "reports",
 )

@@ -30,6 +30,7 @@ from almanac.api.problems import ProblemError, retry_after, status_of
 from almanac.platform import accounts
 from almanac.platform.accounts import Account, StaffRole
 from almanac.platform.errors import Refusal
+from almanac.platform.reader.text import record_words
 from almanac.platform.reader.words import MONTHS, WEEKDAYS
 
 HERE = Path(__file__).resolve().parent
@@ -77,6 +78,7 @@ def _environment() -> Environment:
         lstrip_blocks=True,
     )
     env.filters["long_date"] = long_date
+    env.filters["record_words"] = record_words
     env.globals["csrf_field"] = CSRF_FIELD
     return env
 

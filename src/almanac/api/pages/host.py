@@ -44,7 +44,7 @@ from almanac.api.schemas.host import (
     TakedownIn,
     VersionOut,
 )
-from almanac.platform import accounts, audience
+from almanac.platform import accounts, audience, figures
 from almanac.platform.accounts.models import InvitationRequest
 from almanac.platform.alerts import send as alerts
 from almanac.platform.publishing.identity import invitations
@@ -85,9 +85,12 @@ def dagster_asset_url(settings: Settings, plugin_id: str) -> str:
     return f"{parts.scheme or 'http'}://{host}:{settings.dagster_port}/assets/plugins/{quote(plugin_id)}"
 
 
-def _list_context(db: Session, ctx: Context) -> dict[str, object]:
+def _list_context(db: Session, ctx: Context, now: datetime, days: int = 1) -> dict[str, object]:
     listed = [PluginSummaryOut.of(s) for s in all_plugins(db.connection())]
     return {
+        "figures": figures.operator_figures(db.connection(), days, now),
+        "figures_src": f"/api/v1/host/figures?days={days}",
+        "figure_spans": [(1, "Last day", "/host?days=1"), (7, "Last week", "/host?days=7")],
         "title": "Host",
         "plugins": listed,
         "network": network_outage(db),
@@ -119,13 +122,17 @@ def plugins(
     account: PageOperator,
     db: Db,
     ctx: Context,
+    now: Now,
     done: str = "",
     request_id: int | None = None,
     mailed: str = "",
+    days: int = 1,
 ) -> Response:
-    """Every plug-in ever registered, removed ones too, with its state and flags; the open
-    invitation requests, oldest first; the alerts sent."""
-    context = _list_context(db, ctx)
+    """Every plug-in ever registered, removed ones too, with its state and flags; the runs'
+    figures of the last day or week; the open invitation requests, oldest first; the alerts
+    sent."""
+    with refusals():
+        context = _list_context(db, ctx, now, days)
     context["done"] = _answered(db, done, request_id, mailed)
     return render(request, "host_list.html", context, account=account)
 
@@ -157,7 +164,7 @@ def answer_request(
         db.rollback()
         if refusal.status == 404:
             raise
-        context = _list_context(db, ctx)
+        context = _list_context(db, ctx, now)
         context["error"] = refusal
         return render(request, "host_list.html", context, status=refusal.status, account=account)
     mailed = invitations.send_decision_mail(ctx.mailer, made, now)

@@ -31,7 +31,7 @@ from almanac.api.pages.common import (
 from almanac.api.pages.documents import document_html
 from almanac.api.schemas import RowIdPath
 from almanac.api.schemas.portal import AgreementVersionPath, DomainIn, PluginIdIn, RetireIn
-from almanac.platform import accounts, agents, audience
+from almanac.platform import accounts, agents, audience, figures
 from almanac.platform.accounts import Account
 from almanac.platform.accounts.organizations import MANAGERS
 from almanac.platform.agents.tokens import AgentView
@@ -421,12 +421,16 @@ def plugin_page(
     plugin_id: str,
     account: PageAccount,
     db: Db,
+    now: Now,
     done: str = "",
+    days: int = 30,
 ) -> Response:
-    """A published plug-in: its listing and moves, history, reports and last five runs."""
+    """A published plug-in: its listing and moves, its figures over 30 or 365 days, history,
+    reports and last five runs."""
     with refusals():
         listing = listings.show_listing(db, organization_id, account, plugin_id)
         history = listings.listing_history(db, organization_id, account, plugin_id)
+        drawn = figures.publisher_figures(db.connection(), plugin_id, days, now)
         try:
             reports = audience.publisher_reports(db, organization_id, account, plugin_id)
         except accounts.Forbidden:
@@ -439,6 +443,13 @@ def plugin_page(
         "reports": reports,
         "runs": last_runs(db.connection(), plugin_id),
         "done": DONE.get(done),
+        "figures": drawn,
+        "figures_src": f"/api/v1/portal/organizations/{organization_id}/plugins/"
+        f"{quote(plugin_id)}/figures?days={days}",
+        "figure_spans": [
+            (d, f"{d} days", f"/portal/{organization_id}/plugins/{quote(plugin_id)}?days={d}")
+            for d in figures.PUBLISHER_DAYS
+        ],
     }
     return render(request, "portal_plugin.html", context, account=account)
 

@@ -7,11 +7,12 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from datetime import date, timedelta
+from datetime import UTC, date, datetime, time, timedelta
 from functools import cached_property
-from urllib.parse import urlencode
+from typing import Annotated
+from urllib.parse import quote, urlencode
 
-from fastapi import APIRouter, Request
+from fastapi import APIRouter, Query, Request
 from fastapi.responses import Response
 
 from almanac.api.deps import Context, Db, Now
@@ -31,12 +32,19 @@ from almanac.api.schemas.reader import ReportIn
 from almanac.platform import accounts, audience, feeds
 from almanac.platform.accounts import StaffRole
 from almanac.platform.audience import ReportCategory
+from almanac.platform.audience.pictures import (
+    RevisedRecord,
+    read_days_as_of,
+    reader_series_chart,
+)
 from almanac.platform.reader import MAX_DAYS
+from almanac.platform.reader.chart import RANGES
 from almanac.platform.reader.month import CellLine, month_cell
 from almanac.platform.reader.render import Section
 from almanac.platform.reader.words import MONTHS, WEEKDAYS
 
 router = APIRouter(include_in_schema=False)
+API_READER = "/api/v1/reader"
 
 CATEGORY_WORDS = {
     ReportCategory.WRONG_DATA: "Wrong data",
@@ -103,6 +111,24 @@ def _month(value: str | None, fallback: date) -> date:
         raise PageRefused(422, "REQUEST-INVALID", f"month: {value!r} is not YYYY-MM") from None
 
 
+def _as_of(value: str | None) -> datetime | None:
+    """The moment the calendar is drawn as of: a moment with its zone, or a date, meaning the
+    end of that day (UTC), so the day's writes are in."""
+    if not value:
+        return None
+    try:
+        if len(value) == 10:
+            return datetime.combine(date.fromisoformat(value), time.max, tzinfo=UTC)
+        moment = datetime.fromisoformat(value)
+    except ValueError:
+        raise PageRefused(
+            422, "REQUEST-INVALID", f"as_of: {value!r} is not a date or a moment"
+        ) from None
+    if moment.tzinfo is None:
+        raise PageRefused(422, "REQUEST-INVALID", "as_of: give a moment with its time zone")
+    return moment
+
+
 def _next_month(first: date) -> date:
     return (first + timedelta(days=32)).replace(day=1)
 
@@ -135,10 +161,14 @@ def calendar(
     day: str | None = None,
     lang: str = "en",
     today: str | None = None,
+    as_of: str | None = None,
 ) -> Response:
     """The calendar of the reader's shown plug-ins: a month grid (Monday first; the weeks that
     hold the month) or a 62-day agenda from `start`; `day` selects a day whose full rows,
-    Show sections menu and report links are drawn beside the grid."""
+    Show sections menu and report links are drawn beside the grid. With `as_of` the days are
+    drawn from the records as they stood then: a record revised since is marked, and the day
+    panel lists its revisions."""
+    moment = _as_of(as_of)
     with refusals():
         audience.check_language(lang)
     reader_today = _date(today, "today") or now.date()
@@ -158,12 +188,26 @@ def calendar(
         _next_month(last) - timedelta(days=MAX_DAYS + 31)
     except OverflowError:
         raise PageRefused(422, "REQUEST-INVALID", "that date is beyond the calendar") from None
+    revised: dict[tuple[str, str, str], list[RevisedRecord]] = {}
     with refusals():
-        # The very bytes `GET /api/v1/reader/days` answers with (kept between reads of
-        # unchanged records), decoded: the page draws the API's rows, never its own.
-        drawn = audience.read_days_json(
-            db, account, first=first, last=last, today=reader_today, language=lang
-        )
+        if moment is None:
+            # The very bytes `GET /api/v1/reader/days` answers with (kept between reads of
+            # unchanged records), decoded: the page draws the API's rows, never its own.
+            drawn = [
+                json.loads(d.days_json)
+                for d in audience.read_days_json(
+                    db, account, first=first, last=last, today=reader_today, language=lang
+                )
+            ]
+        else:
+            stood = read_days_as_of(
+                db, account, first=first, last=last, today=reader_today, language=lang,
+                as_of=moment,
+            )  # fmt: skip
+            drawn = [s.days.days for s in stood]
+            for s in stood:
+                for r in s.revised:
+                    revised.setdefault((s.days.plugin, r.series, r.date.isoformat()), []).append(r)
     days = [
         CalendarDay(
             day=first + timedelta(days=n),
@@ -173,7 +217,7 @@ def calendar(
         for n in range((last - first).days + 1)
     ]
     for plugin_days in drawn:
-        for n, drawn_day in enumerate(json.loads(plugin_days.days_json)):
+        for n, drawn_day in enumerate(plugin_days):
             days[n].sections.extend(drawn_day["sections"])
     chosen = next((d for d in days if d.day == selected), None)
     if chosen is not None:
@@ -190,7 +234,7 @@ def calendar(
         for p in readable
     ]
     languages = sorted({"en", lang} | {key for p in readable for key in p.names})
-    keep = {"lang": None if lang == "en" else lang, "today": today}
+    keep = {"lang": None if lang == "en" else lang, "today": today, "as_of": as_of}
     if view == "month":
         previous = _link(month=(shown_month - timedelta(days=1)).strftime("%Y-%m"), **keep)
         following = _link(month=_next_month(shown_month).strftime("%Y-%m"), **keep)
@@ -240,14 +284,84 @@ def calendar(
                 "start": first.isoformat() if view == "agenda" else None,
                 "day": selected.isoformat() if selected else None,
                 "today": today,
+                "as_of": as_of,
             }.items()
             if v
         },
         "saved": request.query_params.get("saved"),
         "report_sent": request.query_params.get("reported"),
         "is_operator": accounts.has_staff_role(db, account, StaffRole.OPERATOR),
+        "as_of": moment,
+        "as_of_param": as_of,
+        "now_link": request.url.path
+        + "?"
+        + urlencode([(k, v) for k, v in request.query_params.multi_items() if k != "as_of"]),
+        "revised_days": {day for (_, _, day) in revised},
+        "revised": revised,
+        "chart_link": lambda plugin, series: _chart_link(plugin, series, lang, today),
     }
     return render(request, "calendar.html", context, account=account)
+
+
+def _chart_link(plugin: str, series: str, lang: str, today: str | None, **more: str) -> str:
+    query = urlencode(
+        {
+            k: v
+            for k, v in {"lang": None if lang == "en" else lang, "today": today, **more}.items()
+            if v
+        }
+    )
+    return f"/calendar/chart/{quote(plugin)}/{quote(series)}" + (f"?{query}" if query else "")
+
+
+@router.get("/calendar/chart/{plugin_id}/{series}")
+def chart_page(
+    request: Request,
+    plugin_id: str,
+    series: str,
+    account: PageAccount,
+    db: Db,
+    now: Now,
+    span: Annotated[str, Query(alias="range")] = "year",
+    field: str | None = None,
+    lang: str = "en",
+    today: str | None = None,
+) -> Response:
+    """A series drawn over a month, a year or all its days (uPlot in `charts.js`, its data
+    from `GET /api/v1/reader/plugins/{id}/series/{series}/chart`), with the same figures as a
+    table for those who do not see the drawing."""
+    reader_today = _date(today, "today") or now.date()
+    with refusals():
+        audience.check_language(lang)
+        drawn = reader_series_chart(
+            db, account, plugin_id, series, field=field, span=span, today=reader_today,
+            language=lang,
+        )  # fmt: skip
+    data = urlencode(
+        {k: v for k, v in {"range": span, "field": field, "language": lang,
+                           "today": reader_today.isoformat()}.items() if v}
+    )  # fmt: skip
+    context = {
+        "title": drawn.name,
+        "chart": drawn,
+        "data_src": f"{API_READER}/plugins/{quote(plugin_id)}/series/{quote(series)}/chart?{data}",
+        "ranges": [
+            (
+                r,
+                r.capitalize(),
+                _chart_link(plugin_id, series, lang, today, range=r, field=field or ""),
+            )
+            for r in RANGES
+        ],
+        "fields": [
+            (key, label, _chart_link(plugin_id, series, lang, today, range=span, field=key))
+            for key, label in drawn.fields
+        ],
+        "back": _link(
+            day=reader_today.isoformat(), today=today, lang=None if lang == "en" else lang
+        ),
+    }
+    return render(request, "chart.html", context, account=account)
 
 
 @router.post("/calendar/sections")

@@ -5,7 +5,7 @@ each over the same `storefront` functions the `/api/v1/store` routes call."""
 
 from __future__ import annotations
 
-from urllib.parse import quote
+from urllib.parse import quote, urlencode
 
 from fastapi import APIRouter, Request
 from fastapi.responses import Response
@@ -68,6 +68,7 @@ def page(
         "title": f"{found.entry.name} · Store",
         "page": found,
         "lang": lang,
+        "chart_src": f"/api/v1/store/plugins/{quote(plugin_id)}?{urlencode({'language': lang})}",
         "categories": CATEGORY_WORDS,
         "done": {"install": "Installed: it is on your calendar.", "uninstall": "Uninstalled."}.get(
             done

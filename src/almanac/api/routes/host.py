@@ -28,6 +28,7 @@ from sqlalchemy.orm import Session
 from almanac.api.deps import Context, Db, Now, Operator
 from almanac.api.problems import ProblemError
 from almanac.api.schemas import RowIdQuery, VersionIdPath
+from almanac.api.schemas.figures import OperatorFiguresOut
 from almanac.api.schemas.host import (
     DigestIn,
     FolderIn,
@@ -44,7 +45,7 @@ from almanac.api.schemas.host import (
     TakedownIn,
     VersionOut,
 )
-from almanac.platform import hosting
+from almanac.platform import figures, hosting
 from almanac.platform.contract.pack import MAX_ARCHIVE_BYTES, check_folder, check_pack
 from almanac.platform.publishing.uploads.check_queue import archive_of_folder, queue_version_checks
 from almanac.platform.store import moves
@@ -157,6 +158,13 @@ def register_folder(
         )
         queue_version_checks(db, done.version_id, archive_of_folder(folder), now)
     return RegisteredOut.of(done, ctx.settings.base_url)
+
+
+@router.get("/figures", response_model=OperatorFiguresOut)
+def host_figures(operator: Operator, db: Db, now: Now, days: int = 1) -> OperatorFiguresOut:
+    """Runs per hour by outcome, the longest wait from due to start, the queue now and run
+    duration percentiles, over the last day (1) or week (7)."""
+    return OperatorFiguresOut.model_validate(figures.operator_figures(db.connection(), days, now))
 
 
 @router.get("/plugins", response_model=list[PluginSummaryOut])

@@ -10,6 +10,7 @@ from fastapi import APIRouter
 
 from almanac.api.deps import Actor, Context, Db, Now, Reading, acting
 from almanac.api.schemas import RowIdPath
+from almanac.api.schemas.figures import PublisherFiguresOut
 from almanac.api.schemas.portal import (
     ListingMoveOut,
     ListingOut,
@@ -19,7 +20,7 @@ from almanac.api.schemas.portal import (
     UploadOut,
 )
 from almanac.api.schemas.reader import ReportOut
-from almanac.platform import audience
+from almanac.platform import audience, figures
 from almanac.platform.agents import AgentAction
 from almanac.platform.mail import send_all
 from almanac.platform.publishing.publication import listings, notices, publication
@@ -71,6 +72,21 @@ def published_plugin(
     return ListingOut.model_validate(
         listings.show_listing(db, organization_id, actor.account, plugin_id)
     )
+
+
+@router.get(
+    "/organizations/{organization_id}/plugins/{plugin_id}/figures",
+    response_model=PublisherFiguresOut,
+)
+def plugin_figures(
+    organization_id: RowIdPath, plugin_id: str, actor: Reading, db: Db, now: Now, days: int = 30
+) -> PublisherFiguresOut:
+    """A published plug-in's figures over the last 30 or 365 days (members): readers who show
+    it and installs per day, runs per day by outcome, records written and revised per run,
+    check durations of its uploads, the review queue's median wait. Counts only, never who."""
+    listings.show_listing(db, organization_id, actor.account, plugin_id)
+    drawn = figures.publisher_figures(db.connection(), plugin_id, days, now)
+    return PublisherFiguresOut.model_validate(drawn)
 
 
 @router.post(

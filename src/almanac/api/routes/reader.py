@@ -13,6 +13,7 @@ from fastapi.responses import JSONResponse, Response
 
 from almanac.api.deps import CurrentAccount, Db, Now
 from almanac.api.schemas import RowIdPath
+from almanac.api.schemas.pictures import DaysAsOfOut, SeriesChartOut
 from almanac.api.schemas.reader import (
     Language,
     OrganizationDefaultIn,
@@ -27,10 +28,19 @@ from almanac.platform import audience
 from almanac.platform.accounts import Invalid
 from almanac.platform.audience import Shown, compact_json
 from almanac.platform.audience.days import RawRecord
+from almanac.platform.audience.pictures import read_days_as_of, reader_series_chart
 from almanac.platform.store.installable import not_newly_installable
 
 router = APIRouter(prefix="/reader", tags=["reader"])
 
+AsOf = Annotated[
+    datetime | None,
+    Query(description="A moment with its zone: the records as they stood then."),
+]
+ReaderToday = Annotated[
+    date | None,
+    Query(description="The reader's today; the UTC date of the request when left out."),
+]
 FromDate = Annotated[date, Query(alias="from", description="First day, YYYY-MM-DD.")]
 ToDate = Annotated[date, Query(alias="to", description="Last day, included; at most 62 days.")]
 
@@ -117,14 +127,23 @@ def days(
     first: FromDate,
     last: ToDate,
     language: Language = "en",
-    today: Annotated[
-        date | None,
-        Query(description="The reader's today; the UTC date of the request when left out."),
-    ] = None,
+    today: ReaderToday = None,
+    as_of: AsOf = None,
 ) -> Response:
     """The days `from`..`to` (at most 62) of every plug-in the reader shows, drawn by the
-    Reader presentation rules for `today` and `language`."""
+    Reader presentation rules for `today` and `language`; with `as_of`, drawn from the records
+    as they stood at that moment, each plug-in listing the records of those days revised
+    since (when, from what to what, which run)."""
     reader_today = today or now.date()
+    if as_of is not None:
+        stood = read_days_as_of(
+            db, account, first=first, last=last, today=reader_today, language=language,
+            as_of=as_of,
+        )  # fmt: skip
+        out = DaysAsOfOut.of(
+            stood, first=first, last=last, today=reader_today, language=language, as_of=as_of
+        )
+        return JSONResponse(out.model_dump(mode="json", by_alias=True))
     drawn = audience.read_days_json(
         db, account, first=first, last=last, today=reader_today, language=language
     )
@@ -172,10 +191,7 @@ def records(
     db: Db,
     first: FromDate,
     last: ToDate,
-    as_of: Annotated[
-        datetime | None,
-        Query(description="A moment with its zone: the records as they stood then."),
-    ] = None,
+    as_of: AsOf = None,
 ) -> JSONResponse:
     """The plug-in's stored records dated `from`..`to` (at most 62 days), as they stand or as
     they stood at `as_of`, each with every content it had, oldest first."""
@@ -192,6 +208,31 @@ def records(
             "records": [_raw(r) for r in found.records],
         }
     )
+
+
+@router.get("/plugins/{plugin_id}/series/{series}/chart", response_model=SeriesChartOut)
+def chart(
+    plugin_id: str,
+    series: str,
+    account: CurrentAccount,
+    db: Db,
+    now: Now,
+    span: Annotated[str, Query(alias="range", description="month, year or all.")] = "year",
+    field: Annotated[
+        str | None, Query(description="The field drawn; the change field when left out.")
+    ] = None,
+    language: Language = "en",
+    today: ReaderToday = None,
+) -> SeriesChartOut:
+    """A value series' field over the range, each day filled as the reader's days fill it
+    (rule 5: values in force and the last rate marked as such), or an event series' happened
+    values as steps with its scheduled events ahead (rule 6)."""
+    audience.check_language(language)
+    drawn = reader_series_chart(
+        db, account, plugin_id, series, field=field, span=span, today=today or now.date(),
+        language=language,
+    )  # fmt: skip
+    return SeriesChartOut.model_validate(drawn)
 
 
 @router.post(

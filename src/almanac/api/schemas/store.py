@@ -7,6 +7,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from almanac.api.schemas.pictures import SeriesChartOut
 from almanac.platform.publishing.publication.storefront import ExampleDay, StoreEntry, StorePage
 
 
@@ -59,6 +60,11 @@ class StorePageOut(BaseModel):
         description="per source: name, title, page, licence {name, url}"
     )
     examples: list[StoreExampleDayOut]
+    chart: SeriesChartOut | None = Field(
+        description="a value series drawn from the listing's example records over all their "
+        "days to the fixtures' today, as /reader/plugins/{id}/series/{series}/chart draws; "
+        "null when the listing has no example or no value series"
+    )
     schedule: str
     timezone: str
     schedule_words: str = Field(
@@ -79,6 +85,7 @@ class StorePageOut(BaseModel):
             links=dict(page.links),
             sources=[dict(s) for s in page.sources],
             examples=[StoreExampleDayOut.of(e) for e in page.examples],
+            chart=SeriesChartOut.model_validate(page.chart) if page.chart else None,
             schedule=page.schedule,
             timezone=page.timezone,
             schedule_words=page.schedule_words,

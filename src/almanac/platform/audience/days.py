@@ -116,7 +116,7 @@ def shown_plugins(db: Session, account: Account) -> list[ReadablePlugin]:
     return [p for p in readable if shown[p.id].shown]
 
 
-def _shown_plugins(
+def checked_shown_plugins(
     db: Session, account: Account, first: date, last: date, language: str
 ) -> list[ReadablePlugin]:
     """The request checked, then the plug-ins the account reads and shows, by id."""
@@ -125,7 +125,7 @@ def _shown_plugins(
     return shown_plugins(db, account)
 
 
-def _empty_days(first: date, last: date) -> list[Day]:
+def empty_days(first: date, last: date) -> list[Day]:
     """A taken-down plug-in's days: every day, no section."""
     return [
         {"date": (first + timedelta(days=n)).isoformat(), "sections": []}
@@ -165,13 +165,13 @@ def read_days(
 ) -> list[PluginDays]:
     """The days `first`..`last` (at most 62) of every plug-in the account reads and shows, by
     plug-in id, as a reader whose day is `today` and whose language is `language` sees them."""
-    chosen = _shown_plugins(db, account, first, last, language)
+    chosen = checked_shown_plugins(db, account, first, last, language)
     drawn = [p for p in chosen if not p.taken_down]
     stored = day_sources(db.connection(), drawn, first, last, today)
     result = []
     for plugin in chosen:
         if plugin.taken_down:
-            empty = _empty_days(first, last)
+            empty = empty_days(first, last)
             result.append(PluginDays(plugin.id, plugin.status, plugin.takedown_message, empty))
             continue
         days = _drawn(plugin, stored, first, last, today, language)
@@ -257,12 +257,12 @@ def read_days_json(
     """`read_days` with each plug-in's days encoded by `compact_json`. Days drawn before from
     the same records stamp, version, status, range, today and language are reused (see the
     module's docstring); the others are read and drawn in one go and kept."""
-    chosen = _shown_plugins(db, account, first, last, language)
+    chosen = checked_shown_plugins(db, account, first, last, language)
     encoded: dict[str, bytes] = {}
     missing: list[tuple[ReadablePlugin, _DrawnKey | None]] = []
     for plugin in chosen:
         if plugin.taken_down:
-            encoded[plugin.id] = compact_json(_empty_days(first, last))
+            encoded[plugin.id] = compact_json(empty_days(first, last))
             continue
         key = _drawn_key(plugin, first, last, today, language)
         found = None if key is None else DRAWN_DAYS.get(key)

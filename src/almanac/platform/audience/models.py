@@ -11,6 +11,7 @@ from sqlalchemy import Boolean, CheckConstraint, Date, ForeignKey, Index, String
 from sqlalchemy.orm import Mapped, mapped_column
 
 from almanac.platform.store.base import Base
+from almanac.platform.store.models import BigId
 from almanac.platform.store.types import UTCDateTime
 
 
@@ -57,6 +58,23 @@ class ShownPreference(Base):
     plugin_id: Mapped[str] = mapped_column(ForeignKey("plugins.id"), primary_key=True)
     shown: Mapped[bool] = mapped_column(Boolean)
     set_at: Mapped[datetime] = mapped_column(UTCDateTime)
+
+
+class ShownChange(Base):
+    """A change of some reader's own `plugins.<id>.shown` choice, written with the change
+    (`set_shown`): the choice before and after (null: no choice), never whose. A `baseline`
+    row was written when the history began (migration 0019): one marking the moment per
+    plug-in then registered, one per choice then standing (`shown_after` that choice)."""
+
+    __tablename__ = "reader_shown_changes"
+    __table_args__ = (Index("ix_reader_shown_changes_plugin", "plugin_id", "changed_at"),)
+
+    id: Mapped[int] = mapped_column(BigId, primary_key=True, autoincrement=True)
+    plugin_id: Mapped[str] = mapped_column(ForeignKey("plugins.id"))
+    changed_at: Mapped[datetime] = mapped_column(UTCDateTime)
+    shown_before: Mapped[bool | None] = mapped_column(Boolean)
+    shown_after: Mapped[bool | None] = mapped_column(Boolean)
+    baseline: Mapped[bool] = mapped_column(Boolean, default=False)
 
 
 class OrganizationShownDefault(Base):

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import BindParameter, Integer, Table, bindparam, delete, select, union
+from sqlalchemy import BindParameter, Integer, Table, bindparam, delete, insert, select, union
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session
 
@@ -26,6 +26,7 @@ from almanac.platform.accounts.organizations import (
 from almanac.platform.accounts.tables import memberships
 from almanac.platform.audience.tables import organization_shown_defaults as defaults
 from almanac.platform.audience.tables import reader_list_organizations as listed_organizations
+from almanac.platform.audience.tables import shown_changes as shown_history
 from almanac.platform.audience.tables import shown_preferences as choices
 from almanac.platform.audience.visibility import (
     ReadablePlugin,
@@ -143,7 +144,8 @@ def set_shown(
 ) -> dict[str, Shown]:
     """Set (true, false) or clear (null) the account's own `plugins.<id>.shown` choices; a key
     of another form is REQUEST-INVALID, a plug-in the account may not read NOT-FOUND (the
-    same as an unknown id)."""
+    same as an unknown id). Each choice that changes is written to the history of shown
+    choices in the same transaction (before and after, never whose)."""
     wanted: dict[str, bool | None] = {}
     for key, value in changes.items():
         found = SHOWN_KEY.fullmatch(key)
@@ -167,6 +169,22 @@ def set_shown(
                     "present readers keep it",
                     code="STORE-NOT-LISTED",
                 )
+    before: dict[str, bool] = {
+        plugin_id: shown
+        for plugin_id, shown in db.execute(
+            select(choices.c.plugin_id, choices.c.shown).where(
+                choices.c.account_id == account.id, choices.c.plugin_id.in_(list(wanted))
+            )
+        )
+    }
+    changed = [
+        {"plugin_id": p, "changed_at": now, "shown_before": before.get(p), "shown_after": value,
+         "baseline": False}
+        for p, value in wanted.items()
+        if before.get(p) is not value
+    ]  # fmt: skip
+    if changed:
+        db.execute(insert(shown_history), changed)
     for plugin_id, value in wanted.items():
         if value is None:
             db.execute(

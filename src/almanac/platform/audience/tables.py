@@ -11,11 +11,13 @@ from almanac.platform.audience.models import (
     ReaderListOrganization,
     ReaderListPerson,
     Report,
+    ShownChange,
     ShownPreference,
 )
 
 reader_list_people = cast(Table, ReaderListPerson.__table__)
 reader_list_organizations = cast(Table, ReaderListOrganization.__table__)
 shown_preferences = cast(Table, ShownPreference.__table__)
+shown_changes = cast(Table, ShownChange.__table__)
 organization_shown_defaults = cast(Table, OrganizationShownDefault.__table__)
 reports = cast(Table, Report.__table__)

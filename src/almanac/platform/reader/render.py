@@ -187,6 +187,18 @@ class _ValueEntry:
     change: Change | None
 
 
+def reading(
+    manifest: Manifest,
+    records: Iterable[Record],
+    today: date | str,
+    language: str = "en",
+    kept: Sequence[Series] = (),
+) -> _Reading:
+    """The plug-in's records indexed as `render_days` reads them, for drawings other than the
+    day rows (a series chart) that must fill days by the very same rules."""
+    return _Reading(manifest, kept, records, _day(today, "today").isoformat(), language)
+
+
 def _by_id(record: Record) -> str:
     return str(record["id"])
 

@@ -16,14 +16,19 @@ from sqlalchemy import (
     CompoundSelect,
     Connection,
     Row,
+    Select,
     and_,
     bindparam,
+    case,
+    cast,
     func,
     literal,
+    or_,
     select,
     text,
     union_all,
 )
+from sqlalchemy.dialects.postgresql import JSONB
 
 from almanac.platform.store.tables import (
     held_series,
@@ -336,25 +341,7 @@ def records_for_days(
     wanted series its newest record on or before `today`; per value series its first record
     after the range and the two newest before it; per event series with a happened value in
     the range, the newest happened event with a value before it."""
-    seen: set[int] = set()
-    found: list[DayRecord] = []
-    for row in records_for_days_rows(conn, plugin_ids, wanted, first, last, today):
-        if row.id in seen:
-            continue
-        seen.add(row.id)
-        found.append(
-            DayRecord(
-                record_id=row.id,
-                plugin_id=row.plugin_id,
-                series=row.series,
-                date=row.date,
-                discriminator=row.discriminator,
-                kind=row.kind,
-                content=json.loads(row.content),
-                moved_to=row.moved_to,
-            )
-        )
-    return found
+    return _each_once(records_for_days_rows(conn, plugin_ids, wanted, first, last, today))
 
 
 _PORTABLE = (
@@ -697,3 +684,204 @@ def orchestrator_runs_kept(conn: Connection, orchestrator_runs: Sequence[str]) -
         runs.c.orchestrator_run.in_(sorted(set(orchestrator_runs)))
     )
     return {str(found) for found in conn.execute(query).scalars()}
+
+
+def _happened_with_value(dialect: str, content: Any, moved_to: Any) -> Any:
+    """A happened event with a numeric `value`, not moved away (rule 6's change), on the
+    record content stored as JSON text."""
+    if dialect == "postgresql":
+        doc = cast(content, JSONB)
+        state = doc["state"].astext
+        value_type = func.jsonb_typeof(doc["value"])
+        number = value_type == "number"
+    else:
+        state = func.json_extract(content, "$.state")
+        number = func.json_type(content, "$.value").in_(("integer", "real"))
+    return and_(moved_to.is_(None), state == "happened", number)
+
+
+def _each_once(rows: Iterable[Row[Any]]) -> list[DayRecord]:
+    """The records of rows in `_PORTABLE`'s columns, each once (a record chosen for several
+    reasons comes back from several parts of a union)."""
+    seen: set[int] = set()
+    found: list[DayRecord] = []
+    for row in rows:
+        if row.id in seen:
+            continue
+        seen.add(row.id)
+        found.append(
+            DayRecord(
+                record_id=row.id,
+                plugin_id=row.plugin_id,
+                series=row.series,
+                date=row.date,
+                discriminator=row.discriminator,
+                kind=row.kind,
+                content=json.loads(row.content),
+                moved_to=row.moved_to,
+            )
+        )
+    return found
+
+
+def series_first_date(conn: Connection, plugin_id: str, series: str) -> date | None:
+    """The date of the series' first current (not withdrawn) record."""
+    first: date | None = conn.execute(
+        select(func.min(records.c.date)).where(
+            records.c.plugin_id == plugin_id,
+            records.c.series == series,
+            records.c.withdrawn.is_(False),
+        )
+    ).scalar()
+    return first
+
+
+def series_chart_records(
+    conn: Connection, plugin_id: str, series: str, kind: str, first: date, last: date
+) -> list[DayRecord]:
+    """The current records a chart of one series over `first`..`last` is drawn from, by date:
+    every record in the range; for a value series the newest before it (the value in force)
+    and the first after it (in force, not last rate); for an event series the newest happened
+    event with a value before it (where the step line starts)."""
+    own = and_(
+        records.c.plugin_id == plugin_id,
+        records.c.series == series,
+        records.c.withdrawn.is_(False),
+    )
+    newest = records.c.date.desc(), records.c.discriminator.desc()
+    parts = [select(*_PORTABLE).where(own, records.c.date.between(first, last))]
+    if kind == "value":
+        parts.append(select(*_PORTABLE).where(own, records.c.date < first).order_by(*newest))
+        parts.append(
+            select(*_PORTABLE)
+            .where(own, records.c.date > last)
+            .order_by(records.c.date, records.c.discriminator)
+        )
+    else:
+        happened = _happened_with_value(conn.dialect.name, records.c.content, records.c.moved_to)
+        parts.append(
+            select(*_PORTABLE).where(own, happened, records.c.date < first).order_by(*newest)
+        )
+    limited = [parts[0], *(p.limit(1) for p in parts[1:])]
+    query = union_all(*(select(sub).select_from(sub) for sub in (q.subquery() for q in limited)))
+    return sorted(
+        _each_once(conn.execute(query)),
+        key=lambda r: (r.date, r.discriminator),
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class _StoodAt:
+    """Records joined to the state each had at a moment (its current content when that
+    began by then, else the revision current then): the columns of `_PORTABLE` over those
+    states, and the condition that a record stood then (existed, not withdrawn)."""
+
+    source: Any
+    columns: tuple[Any, ...]
+    stood: Any
+
+
+def _stood_at(as_of: datetime) -> _StoodAt:
+    then = revisions.alias("then")
+    source = records.outerjoin(
+        then,
+        and_(
+            then.c.record_id == records.c.id,
+            then.c.valid_from <= as_of,
+            then.c.valid_to > as_of,
+        ),
+    )
+    began = records.c.since <= as_of
+    content = case((began, records.c.content), else_=then.c.content)
+    moved_to = case((began, records.c.moved_to), else_=then.c.moved_to)
+    withdrawn = case((began, records.c.withdrawn), else_=then.c.withdrawn)
+    columns = (
+        *(records.c[name] for name in ("id", "plugin_id", "series", "date", "discriminator")),
+        records.c.kind,
+        content.label("content"),
+        moved_to.label("moved_to"),
+    )
+    stood = and_(or_(began, then.c.record_id.is_not(None)), withdrawn.is_(False))
+    return _StoodAt(source, columns, stood)
+
+
+def records_for_days_as_of(
+    conn: Connection,
+    plugin_ids: Sequence[str],
+    wanted: Sequence[SeriesWanted],
+    first: date,
+    last: date,
+    today: date,
+    as_of: datetime,
+) -> list[DayRecord]:
+    """`records_for_days` as the records stood at `as_of`: the same choice of records (every
+    record in the range; per wanted series the newest on or before `today`; per value series
+    the first after the range and the two newest before it; per event series the newest
+    happened event with a value before it), made over the records' states at that moment.
+    Each choice outside the range is a limited select per series walking the records' key
+    from the range outwards, so the read is bounded by the asked days and the few records in
+    force around them, not by the plug-in's whole history; one statement on either database."""
+    if not wanted:
+        return []
+    at = _stood_at(as_of)
+    content, moved_to = at.columns[6], at.columns[7]
+    happened = _happened_with_value(conn.dialect.name, content, moved_to)
+    newest = (records.c.date.desc(), records.c.discriminator.desc())
+    oldest = (records.c.date, records.c.discriminator)
+
+    def chosen(*where: Any) -> Select[Any]:
+        return select(*at.columns).select_from(at.source).where(at.stood, *where)
+
+    parts: list[Any] = [
+        chosen(records.c.plugin_id.in_(list(plugin_ids)), records.c.date.between(first, last))
+    ]
+    for plugin_id, series, kind in wanted:
+        own = (records.c.plugin_id == plugin_id, records.c.series == series)
+        limited = [chosen(*own, records.c.date <= today).order_by(*newest).limit(1)]
+        if kind == "value":
+            limited.append(chosen(*own, records.c.date > last).order_by(*oldest).limit(1))
+            limited.append(chosen(*own, records.c.date < first).order_by(*newest).limit(2))
+        if kind == "event":
+            limited.append(
+                chosen(*own, happened, records.c.date < first).order_by(*newest).limit(1)
+            )
+        parts.extend(select(sub).select_from(sub) for sub in (q.subquery() for q in limited))
+    return _each_once(conn.execute(union_all(*parts)))
+
+
+@dataclass(frozen=True, slots=True)
+class ChangedRecord:
+    """A record dated in a range whose content or state changed after a moment: its key and
+    every content it had, oldest first (the last is current)."""
+
+    record_id: int
+    plugin_id: str
+    series: str
+    date: dt.date
+    discriminator: str
+    kind: str
+    history: list[RevisionEntry]
+
+
+def changed_since(
+    conn: Connection, plugin_ids: Sequence[str], first: date, last: date, since: datetime
+) -> list[ChangedRecord]:
+    """The records of the plug-ins dated `first`..`last` whose current content began after
+    `since` (revised, moved, withdrawn, returned or new since then), with their histories."""
+    query = (
+        select(*_PORTABLE)
+        .where(
+            records.c.plugin_id.in_(list(plugin_ids)),
+            records.c.date.between(first, last),
+            records.c.since > since,
+        )
+        .order_by(records.c.date, records.c.plugin_id, records.c.series, records.c.discriminator)
+    )
+    rows = list(conn.execute(query))
+    histories = revision_histories(conn, [r.id for r in rows])
+    return [
+        ChangedRecord(
+            r.id, r.plugin_id, r.series, r.date, r.discriminator, r.kind, histories.get(r.id, [])
+        )
+        for r in rows
+    ]

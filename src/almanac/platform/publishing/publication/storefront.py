@@ -29,7 +29,8 @@ from almanac.platform.publishing.identity.domains import PublisherDomain, publis
 from almanac.platform.publishing.models import DomainClaim, PortalUpload
 from almanac.platform.publishing.publication.listings import ListingView, listing_view
 from almanac.platform.publishing.uploads.uploads import RECORDS_FILE
-from almanac.platform.reader.render import Day, render_days
+from almanac.platform.reader.chart import SeriesChart, example_chart
+from almanac.platform.reader.render import Day, Record, render_days
 from almanac.platform.reader.words import schedule_words
 from almanac.platform.store.installable import in_store_clause
 from almanac.platform.store.models import StoreListing
@@ -72,6 +73,7 @@ class StorePage:
     links: Mapping[str, Any]
     sources: tuple[Mapping[str, Any], ...]
     examples: tuple[ExampleDay, ...]
+    chart: SeriesChart | None
     schedule: str
     timezone: str
     schedule_words: str
@@ -235,34 +237,60 @@ def _found(
     )
 
 
-def _example_days(
-    listing: StoreListing, readable: ReadablePlugin, language: str, db: Session
-) -> list[ExampleDay]:
-    """The listing's example days drawn from the published version's fixture records by the
-    readers' own renderer, as a reader whose today is the fixtures' today sees them."""
-    doc = listing.listing or {}
-    examples = [e for e in doc.get("examples", []) if isinstance(e, dict)]
-    if not examples:
-        return []
+@dataclass(frozen=True, slots=True)
+class _Fixtures:
+    """The published version's fixture records and the reader's today they were made for."""
+
+    records: list[Record]
+    today: date | None
+
+
+def _fixtures(listing: StoreListing, db: Session) -> _Fixtures:
     upload = db.get(PortalUpload, listing.upload_id)
     assert upload is not None
     files = read_pack(upload.archive).files
-    records = [
+    records: list[Record] = [
         json.loads(line)
         for line in files.get(RECORDS_FILE, b"").decode("utf-8", "replace").splitlines()
         if line.strip()
     ]
     context = json.loads(files[CONTEXT_FILE]) if CONTEXT_FILE in files else {}
+    today = context.get("today")
+    return _Fixtures(records, date.fromisoformat(today) if isinstance(today, str) else None)
+
+
+def _example_days(
+    listing: StoreListing, readable: ReadablePlugin, language: str, fixtures: _Fixtures
+) -> list[ExampleDay]:
+    """The listing's example days drawn from the published version's fixture records by the
+    readers' own renderer, as a reader whose today is the fixtures' today sees them."""
+    doc = listing.listing or {}
+    examples = [e for e in doc.get("examples", []) if isinstance(e, dict)]
     days = []
     for example in examples:
         day = date.fromisoformat(str(example["date"]))
-        today = str(context.get("today", day.isoformat()))
         drawn = render_days(
-            readable.manifest, records, from_date=day, to_date=day, today=today, language=language
-        )
+            readable.manifest, fixtures.records, from_date=day, to_date=day,
+            today=(fixtures.today or day).isoformat(), language=language,
+        )  # fmt: skip
         caption = pick_name(example.get("caption"), language) or ""
         days.append(ExampleDay(day, caption, drawn[0]))
     return days
+
+
+def _example_chart(
+    listing: StoreListing, readable: ReadablePlugin, language: str, fixtures: _Fixtures
+) -> SeriesChart | None:
+    """A listing with example days also draws a chart of a value series from the same
+    fixture records, to the fixtures' today (or their newest day)."""
+    doc = listing.listing or {}
+    if not any(isinstance(e, dict) for e in doc.get("examples", [])):
+        return None
+    dates = [str(r["date"]) for r in fixtures.records if isinstance(r.get("date"), str)]
+    today = fixtures.today or (date.fromisoformat(max(dates)) if dates else None)
+    if today is None:
+        return None
+    return example_chart(readable.manifest, fixtures.records, today, language)
 
 
 def _last_success(db: Session, plugin_id: str) -> datetime | None:
@@ -308,13 +336,15 @@ def store_page(db: Session, reader: Account, plugin_id: str, language: str = "en
     assert upload is not None
     manifest = readable.manifest
     domain = publisher_domains(db, [listing.organization_id]).get(listing.organization_id)
+    fixtures = _fixtures(listing, db)
     return StorePage(
         entry=_entry(listing, readable, domain, language, seen.installed),
         description=pick_name(doc.get("description"), language) or "",
         keywords=tuple(k for k in doc.get("keywords", []) if isinstance(k, str)),
         links=doc.get("links", {}),
         sources=tuple(s for s in doc.get("sources", []) if isinstance(s, dict)),
-        examples=tuple(_example_days(listing, readable, language, db)),
+        examples=tuple(_example_days(listing, readable, language, fixtures)),
+        chart=_example_chart(listing, readable, language, fixtures),
         schedule=manifest.schedule,
         timezone=manifest.timezone,
         schedule_words=schedule_words(manifest.schedule, manifest.timezone),
