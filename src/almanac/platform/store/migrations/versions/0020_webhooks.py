@@ -1,7 +1,7 @@
 """Webhooks: endpoints and their plug-ins, the events outbox, deliveries and their attempts
 
 Revision ID: 0020_webhooks
-Revises: 0017_version_audience
+Revises: 0019_shown_changes
 Create Date: 2026-11-27 12:02:46.765798
 """
 
@@ -16,7 +16,7 @@ BIG_ID = sa.BigInteger().with_variant(sa.Integer(), "sqlite")
 
 
 revision = "0020_webhooks"
-down_revision = "0017_version_audience"
+down_revision = "0019_shown_changes"
 branch_labels = None
 depends_on = None
 

@@ -1,7 +1,7 @@
 """Each store listing's words, kept at publish, so a search matches them in the database
 
 Revision ID: 0021_listing_words
-Revises: 0017_version_audience
+Revises: 0020_webhooks
 Create Date: 2026-11-27 12:10:00.000000
 """
 
@@ -15,7 +15,7 @@ from alembic import op
 from almanac.platform.publishing.publication.storefront import listing_words
 
 revision = "0021_listing_words"
-down_revision = "0017_version_audience"
+down_revision = "0020_webhooks"
 branch_labels = None
 depends_on = None
 
