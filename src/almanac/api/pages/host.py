@@ -51,6 +51,7 @@ from almanac.platform.publishing.identity import invitations
 from almanac.platform.publishing.publication import listings
 from almanac.platform.publishing.uploads.check_queue import network_outage
 from almanac.platform.publishing.uploads.network import RETRY_WITHOUT_PROBE
+from almanac.platform.publishing.publication.rollout_states import host_stops
 from almanac.platform.store import moves
 from almanac.platform.store.held import decide_held
 from almanac.platform.store.plugins import all_plugins
@@ -287,6 +288,7 @@ def _takedown(
     moves.set_taken_down(
         conn, pid, True, reason=body.reason, note=body.note, message=body.message, by=by, now=now
     )
+    host_stops(db, pid, "takedown", by=by, now=now)
 
 
 def _takedown_restore(
@@ -300,6 +302,7 @@ def _off_shelf(
     conn: Connection, db: Session, pid: str, form: FormData, by: str, now: datetime
 ) -> None:
     moves.set_shelved(conn, pid, True, by=by, now=now)
+    host_stops(db, pid, "shelf", by=by, now=now)
 
 
 def _on_shelf(
