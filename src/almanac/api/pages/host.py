@@ -49,9 +49,9 @@ from almanac.platform.accounts.models import InvitationRequest
 from almanac.platform.alerts import send as alerts
 from almanac.platform.publishing.identity import invitations
 from almanac.platform.publishing.publication import listings
+from almanac.platform.publishing.publication.rollout_states import host_stops
 from almanac.platform.publishing.uploads.check_queue import network_outage
 from almanac.platform.publishing.uploads.network import RETRY_WITHOUT_PROBE
-from almanac.platform.publishing.publication.rollout_states import host_stops
 from almanac.platform.store import moves
 from almanac.platform.store.held import decide_held
 from almanac.platform.store.plugins import all_plugins

@@ -46,8 +46,8 @@ from almanac.api.schemas.host import (
 )
 from almanac.platform import hosting
 from almanac.platform.contract.pack import MAX_ARCHIVE_BYTES, check_folder, check_pack
-from almanac.platform.publishing.uploads.check_queue import archive_of_folder, queue_version_checks
 from almanac.platform.publishing.publication.rollout_states import host_stops
+from almanac.platform.publishing.uploads.check_queue import archive_of_folder, queue_version_checks
 from almanac.platform.store import moves
 from almanac.platform.store.held import decide_held
 from almanac.platform.store.plugins import all_plugins, plugin_status
