@@ -50,6 +50,7 @@ from almanac.platform.alerts import send as alerts
 from almanac.platform.publishing.identity import invitations
 from almanac.platform.publishing.publication import listings
 from almanac.platform.publishing.publication.rollout_states import host_stops
+from almanac.platform.publishing.publication.rollouts import rollouts_in_progress
 from almanac.platform.publishing.uploads.check_queue import network_outage
 from almanac.platform.publishing.uploads.network import RETRY_WITHOUT_PROBE
 from almanac.platform.store import moves
@@ -96,6 +97,7 @@ def _list_context(db: Session, ctx: Context) -> dict[str, object]:
         "retry_minutes": int(RETRY_WITHOUT_PROBE.total_seconds() // 60),
         "requests": accounts.open_requests(db),
         "alerts": alerts.sent_alerts(db, limit=20),
+        "rollouts": rollouts_in_progress(db),
         "dagster": {p.id: dagster_asset_url(ctx.settings, p.id) for p in listed},
         "done": None,
         "error": None,
