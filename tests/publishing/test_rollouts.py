@@ -27,7 +27,7 @@ from almanac.platform.store.tables import records, revisions
 from almanac.sandbox.room import LockedRoom
 from almanac.sandbox.smtp import MailSettings, SmtpMailer
 from tests.agents.helpers import agent_token, bearer
-from tests.api.conftest import assert_problem
+from tests.api.conftest import Api, assert_problem
 from tests.api.test_host import UK
 from tests.api.test_mail import Inbox, smtp  # noqa: F401  (fixture)
 from tests.orchestration.harness import SourceServer, store_runs
@@ -40,9 +40,14 @@ from tests.publishing.test_review_and_store import (  # noqa: F401  (fixtures)
     publish,
     reviewer,
 )
-from tests.publishing.test_submission import files_with
+from tests.publishing.test_submission import files_with, may_submit
 from tests.publishing.test_upload_checks import EXAMPLE, HOSTS, serve_uk
-from tests.publishing.test_uploads import Publisher, publisher  # noqa: F401  (fixture)
+from tests.publishing.test_uploads import (  # noqa: F401  (fixtures)
+    Publisher,
+    new_org,
+    publisher,
+    sqlite_api,
+)
 
 V1 = "/api/v1"
 LIVE = json.loads((EXAMPLE / "fixtures" / "sources" / "bank-holidays-json").read_bytes())
@@ -324,3 +329,37 @@ def test_a_shadow_period_needs_a_live_plugin_and_one_to_five_runs(pub: Publisher
     refused = assert_problem(pub.owner.post(url, json={"shadow": 2}), 409, "STATE-CONFLICT")
     assert "not live" in refused["detail"]
     assert pub.owner.post(url, json={"shadow": 0}).status_code == 200
+
+
+@pytest.mark.timeout(300)
+def test_a_rollout_on_the_embedded_sqlite_default(
+    sqlite_api: Api,  # noqa: F811
+    served: SourceServer,
+    smtp: tuple[Inbox, int],  # noqa: F811
+) -> None:
+    """The same moves on SQLite: a shadow run, its promotion, the publisher's roll back, a
+    failing update held, then stopped."""
+    inbox, port = smtp
+    owner, org = new_org(sqlite_api, OWNER, "Bank")
+    on_sqlite = Publisher(sqlite_api, owner, org)
+    may_submit(on_sqlite)
+    story = Story(on_sqlite, served, port)
+    rev = reviewer(sqlite_api, "rev@service.example")
+    assert publish(on_sqlite, approved(on_sqlite, rev, files_with())).status_code == 200
+    first = story.run()
+    fetch = files_with()["fetch.mjs"].decode()
+    story.publish(update("1.1.0", retitled(fetch), drop_ireland=True), rev, 1)
+    story.run()
+    shown = story.rollout()
+    assert (shown["state"], shown["runs_done"]) == ("promoted", 1)
+    assert shown["shadows"][0]["summary"]["scotland"]["revised"] == 5
+    assert story.approved_version() == "1.1.0"
+    assert story.move("roll-back", "back to 1.0.0").json()["state"] == "rolled_back"
+    assert story.approved_version() == "1.0.0"
+    story.publish(update("1.2.0", failing(fetch)), rev, 1)
+    held = story.run()
+    assert held["version_id"] == first["version_id"]
+    assert story.rollout()["state"] == "held"
+    inbox.wait(1)
+    assert "Rollout held: uk-bank-holidays 1.2.0" in mails_to(inbox, OWNER)
+    assert story.move("stop", "fixing it").json()["state"] == "stopped"
