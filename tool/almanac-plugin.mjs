@@ -4177,13 +4177,15 @@ async function cmdPublish(args) {
 
 // -- rollouts (README, Rollouts) -----------------------------------------------------------------
 
-/** The rollout of this upload's version, or null. */
+/** The rollout of this upload's version, or null; only an approved or published version has
+ * one, so nothing is asked for the others. */
 async function rolloutOf(login, upload) {
+  if (!["approved", "published", "superseded"].includes(upload.state)) return null;
   const all = await portal(login, "GET", `${orgPath(login)}/plugins/${encodeURIComponent(upload.plugin_id)}/rollouts`, "status").catch((e) => {
     if (e instanceof PublishFailure && e.status === 404) return [];
     throw e;
   });
-  return all.find((r) => r.upload_id === upload.id) ?? null;
+  return (Array.isArray(all) ? all : []).find((r) => r.upload_id === upload.id) ?? null;
 }
 
 function rolloutText(rollout) {
