@@ -107,7 +107,11 @@ def main(rounds: int = 7) -> None:
             )
             db.commit()
         pipeline = RunPipeline(
-            engine, downloader=server.downloader(clock), room=LockedRoom(), clock=clock
+            engine,
+            downloader=server.downloader(clock),
+            room=LockedRoom(),
+            clock=clock,
+            base_url="https://almanac.test",
         )
         request = RunRequestFacts(UK, T0.date(), RunTrigger.SCHEDULE)
         pipeline.run(request)  # the first write, and the caches warm

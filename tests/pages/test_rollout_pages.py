@@ -61,6 +61,7 @@ def test_a_rollout_on_the_upload_plugin_host_and_desk_pages(browsing: Browsing) 
             failure=None,
             seconds=0.42,
             now=papi.clock(),
+            base_url=papi.base_url,
         )
         db.commit()
 

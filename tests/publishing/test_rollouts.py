@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from datetime import date
 from typing import Any
 
 import httpx
@@ -143,12 +144,15 @@ class Story:
             room=LockedRoom(),
             clock=published.api.clock,
             mailer=SmtpMailer(MailSettings(smtp_host="127.0.0.1", smtp_port=port)),
+            base_url=published.api.base_url,
         )
         self.base = listing_url(published)
 
-    def run(self) -> dict[str, Any]:
-        today = self.api.clock().date()
-        self.pipeline.run(RunRequestFacts(UK, today, RunTrigger.SCHEDULE))
+    def run(
+        self, trigger: RunTrigger = RunTrigger.SCHEDULE, today: date | None = None
+    ) -> dict[str, Any]:
+        day = today or self.api.clock().date()
+        self.pipeline.run(RunRequestFacts(UK, day, trigger))
         return store_runs(self.api.engine, UK)[-1]
 
     def publish(self, files: dict[str, bytes], rev: httpx.Client, shadow: int) -> int:
@@ -294,6 +298,10 @@ def test_a_rollout_shadows_holds_promotes_stops_and_rolls_back(
     assert "no 'updated' field" in shown["reason"] and str(five["id"]) in shown["reason"]
     inbox.wait(mails_before + 1)
     assert mails_to(inbox, OWNER)[mails_before:] == ["Rollout held: uk-bank-holidays 1.2.0"]
+    link = f"{app.base_url}/portal/{pub.org}/plugins/{UK}#rollout-{shown['id']}"
+    assert link in inbox.messages[-1][1].get_payload(decode=True).decode()
+    page = pub.owner.get(link.removeprefix(app.base_url))
+    assert page.status_code == 200 and f'id="rollout-{shown["id"]}"' in page.text
     notices = pub.owner.get(f"{V1}/portal/organizations/{pub.org}/notices").json()
     assert notices[0]["kind"] == "rollout-held" and str(five["id"]) in notices[0]["body"]
     with app.engine.connect() as conn:
@@ -363,3 +371,113 @@ def test_a_rollout_on_the_embedded_sqlite_default(
     inbox.wait(1)
     assert "Rollout held: uk-bank-holidays 1.2.0" in mails_to(inbox, OWNER)
     assert story.move("stop", "fixing it").json()["state"] == "stopped"
+
+
+def without_england(fetch: str) -> str:
+    """A fetcher that leaves out every England and Wales record its manifest still declares."""
+    return fetch.replace(
+        "for (const division of DIVISIONS) {",
+        "for (const division of DIVISIONS.filter((d) => d !== 'england-and-wales')) {",
+    )
+
+
+def slow(files: dict[str, bytes]) -> dict[str, bytes]:
+    """The update with a time limit of 1 second and a fetcher that sleeps 3 first."""
+    manifest = json.loads(files["plugin.json"])
+    manifest["limits"] = {"seconds": 1}
+    files["plugin.json"] = json.dumps(manifest, indent=2).encode()
+    files["fetch.mjs"] = (
+        b"await new Promise((done) => setTimeout(done, 3000));\n" + files["fetch.mjs"]
+    )
+    return files
+
+
+FIXTURE_DAY = date(2022, 11, 4)
+"""The day of the file served: its snapshot windows hold stored records a version can leave out."""
+
+
+@pytest.mark.timeout(600)
+def test_holds_by_limits_and_every_stop_and_only_scheduled_runs_shadow(
+    pub: Publisher,  # noqa: F811
+    served: SourceServer,
+    smtp: tuple[Inbox, int],  # noqa: F811
+) -> None:
+    inbox, port = smtp
+    story = Story(pub, served, port)
+    app = pub.api
+    rev = reviewer(app, "rev@service.example")
+    operator = app.signed_in("op@service.example", operator=True)
+    assert publish(pub, approved(pub, rev, files_with())).status_code == 200
+    first = story.run(RunTrigger.FIRST, FIXTURE_DAY)
+    assert first["outcome"] == "success", first
+    fetch = files_with()["fetch.mjs"].decode()
+
+    # 1.1.0 leaves out a series' records: a resume or a backfill runs no shadow; the retry of a
+    # scheduled run does, and the projected withdrawals beyond the Held limits hold it.
+    story.publish(update("1.1.0", without_england(fetch)), rev, 2)
+    story.run(RunTrigger.RESUME, FIXTURE_DAY)
+    story.run(RunTrigger.BACKFILL, date(2022, 11, 3))
+    assert story.rollout()["runs_done"] == 0, "only scheduled runs (and their retries) shadow"
+    before = story.counts()
+    retried = story.run(RunTrigger.RETRY, FIXTURE_DAY)
+    assert retried["version_id"] == first["version_id"] and story.counts() == before
+    held = story.rollout()
+    assert (held["state"], held["runs_done"]) == ("held", 1)
+    missing = held["shadows"][0]["summary"]["england-and-wales"]["missing"]
+    assert missing > 10 and held["shadows"][0]["summary"]["scotland"]["missing"] == 0
+    assert f"series england-and-wales: the new version leaves out {missing}" in held["reason"]
+
+    def holds() -> list[str]:
+        return [s for s in mails_to(inbox, OWNER) if s.startswith("Rollout held")]
+
+    assert holds() == ["Rollout held: uk-bank-holidays 1.1.0"]
+
+    # 1.2.0, published with a shadow period meanwhile, replaces the held rollout (recorded),
+    # and is held by its own time limit.
+    story.publish(slow(update("1.2.0")), rev, 1)
+    replaced = pub.owner.get(f"{story.base}/rollouts").json()[1]
+    assert (replaced["version"], replaced["state"]) == ("1.1.0", "stopped")
+    assert replaced["reason"].startswith("version 1.2.0 (upload ")
+    story.run(today=FIXTURE_DAY)
+    timed_out = story.rollout()
+    assert timed_out["state"] == "held" and "ran past 1 second" in timed_out["reason"], timed_out
+    assert story.approved_version() == "1.0.0"
+    assert holds()[1:] == ["Rollout held: uk-bank-holidays 1.2.0"]
+
+    # The host's shelf stops 1.3.0's rollout; a version published at once replaces 1.4.0's.
+    story.publish(update("1.3.0"), rev, 2)
+    assert operator.post(f"{V1}/host/plugins/{UK}/take-off-shelf").status_code == 200
+    shelved = story.rollout()
+    assert (shelved["state"], shelved["reason"]) == (
+        "stopped",
+        "the service took the plug-in off the shelf",
+    )
+    assert operator.post(f"{V1}/host/plugins/{UK}/put-on-shelf").status_code == 200
+    story.publish(update("1.4.0"), rev, 2)
+    upload_15 = approved(pub, rev, update("1.5.0"))
+    assert publish(pub, upload_15).status_code == 200
+    now_replaced = story.rollout()
+    assert (now_replaced["version"], now_replaced["state"]) == ("1.4.0", "stopped")
+    assert (
+        now_replaced["reason"] == f"version 1.5.0 (upload {upload_15}) was published in its place"
+    )
+    assert story.approved_version() == "1.5.0"
+
+    # The host's takedown stops 1.6.0's; the owner's retire stops 1.7.0's.
+    story.publish(update("1.6.0"), rev, 2)
+    takedown = {"reason": "checking", "message": "This plug-in is taken down for a check."}
+    assert operator.post(f"{V1}/host/plugins/{UK}/takedown", json=takedown).status_code == 200
+    assert story.rollout()["reason"] == "the service took the plug-in down"
+    with app.engine.connect() as conn:
+        digest = plugin_status(conn, UK).approved_digest
+    restored = operator.post(f"{V1}/host/plugins/{UK}/takedown/restore", json={"digest": digest})
+    assert restored.status_code == 200, restored.text
+    story.publish(update("1.7.0"), rev, 2)
+    assert pub.owner.post(f"{story.base}/retire", json={"confirm": UK}).status_code == 200
+    retired = story.rollout()
+    assert (retired["version"], retired["state"]) == ("1.7.0", "stopped")
+    assert retired["reason"] == "the plug-in was retired"
+    states = [r["state"] for r in pub.owner.get(f"{story.base}/rollouts").json()]
+    assert states == ["stopped"] * 6, "each held one too, once 1.3.0 replaced 1.2.0's"
+    history = [m["action"] for m in pub.owner.get(f"{story.base}/history").json()]
+    assert history.count("rollout-stopped") == 6 and history.count("rollout-held") == 2

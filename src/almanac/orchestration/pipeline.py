@@ -36,6 +36,7 @@ from almanac.platform.publishing.publication.rollouts import (
     ShadowOutcome,
     record_shadow_run,
     shadow_code,
+    shadows_run,
 )
 from almanac.platform.store.plugins import UnknownPlugin, plugin_status
 from almanac.platform.store.reading import series_state
@@ -145,9 +146,11 @@ class RunPipeline:
         clock: Clock = lambda: datetime.now(UTC),
         work_dir: Path | None = None,
         mailer: Mailer | None = None,
+        base_url: str,
     ) -> None:
         self.engine = engine
         self.mailer = mailer
+        self.base_url = base_url
         self.downloader = downloader
         self.room = room
         self.clock = clock
@@ -189,7 +192,11 @@ class RunPipeline:
             )
         context = self._run_context(manifest, request.today, started)
         facts = replace(facts, backfill=bool(context["backfill"]))
-        shadow = None if facts.backfill else self._shadow_code(manifest.id)
+        shadow = (
+            self._shadow_code(manifest.id)
+            if shadows_run(facts.trigger, backfill=facts.backfill)
+            else None
+        )
         work = Path(tempfile.mkdtemp(prefix="almanac-run-", dir=self.work_dir))
         try:
             downloads = self._download(code, facts, manifest, request.today, work)
@@ -387,8 +394,15 @@ class RunPipeline:
         self, prepared: PreparedRun, run_id: int, now: datetime
     ) -> ShadowOutcome | None:
         """Keep the shadow run beside the written run `run_id` (compared with what it has just
-        written) and send the hold's mail. The current version's run stands whatever happens
-        here: a failure to keep it is logged, and the next run shadows again."""
+        written) and send the hold's mail (linking the rollout under `base_url`).
+
+        A failure to keep it is logged and the run goes on as a success. The current version's
+        batch is already committed in its own transaction and is what readers get, whatever the
+        shadow did: failing the run would send the 30-minute retry after a run that succeeded
+        and mark the plug-in Failing for a fault of the rollout's bookkeeping, and undoing the
+        write is not possible nor wanted. Nothing is lost either: no shadow run is kept, so the
+        rollout's count does not move and the next scheduled run shadows again; the log line
+        names the run for the operators."""
         attempt = prepared.shadow
         assert attempt is not None
         try:
@@ -402,6 +416,7 @@ class RunPipeline:
                     failure=attempt.failure,
                     seconds=attempt.seconds,
                     now=now,
+                    base_url=self.base_url,
                 )
                 db.commit()
         except Exception:

@@ -21,6 +21,7 @@ from almanac.platform.accounts.models import Account
 from almanac.platform.contract.manifest import Manifest
 from almanac.platform.contract.pack import check_code, read_pack
 from almanac.platform.errors import Conflict, Invalid, NotFound, Refusal
+from almanac.platform.lifecycle import RunTrigger
 from almanac.platform.mail import MailMessage
 from almanac.platform.publishing.identity.roles import require_manager, require_member, who
 from almanac.platform.publishing.models import (
@@ -108,6 +109,20 @@ class ShadowOutcome:
 
 # -- the run's side ----------------------------------------------------------------------------
 
+SHADOWED_TRIGGERS = frozenset({RunTrigger.SCHEDULE, RunTrigger.RETRY})
+"""The runs a shadow version runs beside: the plug-in's scheduled runs ("Running rules" 1),
+and the retry of one ("Running rules" 4), which stands for the scheduled run that failed."""
+
+
+def shadows_run(trigger: RunTrigger, *, backfill: bool) -> bool:
+    """Whether a run of `trigger` is one of "the plug-in's next N scheduled runs" a rollout
+    shadows (README, Rollouts). A retry counts as the scheduled run it retries: a run whose
+    current version failed kept no shadow run, so the scheduled time is shadowed once. A
+    resume, an approval or a first run ("Running rules" 3: they start at once) is not a
+    scheduled run, and a partition backfill (DECISIONS 8) re-runs a past day; neither is
+    shadowed, nor a run whose context is a backfill (nothing stored to compare with)."""
+    return trigger in SHADOWED_TRIGGERS and not backfill
+
 
 def shadow_code(db: Session, plugin_id: str) -> ShadowCode | None:
     """The version shadowing the plug-in now (a rollout shadowing, its upload still approved),
@@ -141,12 +156,14 @@ def record_shadow_run(
     failure: str | None,
     seconds: float,
     now: datetime,
+    base_url: str,
 ) -> ShadowOutcome:
     """Keep one shadow run of the rollout, after the current version's run `run_id` wrote
     its batch: `failure` when the shadow version failed (nothing compared), else its checked
     `batch`, compared with the stored records through the checks' record diff. A failure, or
     a series whose missing records exceed the Held limits, holds the rollout (one notice and
-    mail to owners and admins); the last of its runs passing promotes it."""
+    mail to owners and admins); the last of its runs passing promotes it. The mail links the
+    rollout on the plug-in's portal page under `base_url` (`ALMANAC_BASE_URL`)."""
     rollout = db.get(Rollout, rollout_id)
     assert rollout is not None
     diff: dict[str, Any] | None = None
@@ -171,9 +188,9 @@ def record_shadow_run(
     db.flush()
     mails: list[MailMessage] = []
     if reason is not None:
-        mails = _hold(db, rollout, run_id, reason, now)
+        mails = _hold(db, rollout, run_id, reason, now, base_url)
     elif _passed_runs(db, rollout) >= rollout.shadow_runs:
-        mails = _promote_or_hold(db, rollout, run_id, now)
+        mails = _promote_or_hold(db, rollout, run_id, now, base_url)
     return ShadowOutcome(
         _shadow_view(row), RolloutState(rollout.state), rollout.version, tuple(mails)
     )
@@ -213,7 +230,7 @@ def _passed_runs(db: Session, rollout: Rollout) -> int:
 
 
 def _promote_or_hold(
-    db: Session, rollout: Rollout, run_id: int, now: datetime
+    db: Session, rollout: Rollout, run_id: int, now: datetime, base_url: str
 ) -> list[MailMessage]:
     """Promote after the last shadow run passed; a promotion refused now (the plug-in taken
     down meanwhile, its version no longer greater) holds the rollout with that reason."""
@@ -221,12 +238,22 @@ def _promote_or_hold(
         with db.begin_nested():
             _promote(db, rollout, AUTOMATIC, f"{rollout.shadow_runs} shadow runs passed", now)
     except Refusal as refused:
-        return _hold(db, rollout, run_id, f"the promotion was refused: {refused}", now)
+        why = f"the promotion was refused: {refused}"
+        return _hold(db, rollout, run_id, why, now, base_url)
     return []
 
 
+def rollout_page(base_url: str, rollout: Rollout) -> str:
+    """The rollout on its plug-in's portal page under the service's public address: a mail
+    links the page a person opens, never an API path."""
+    return (
+        f"{base_url.rstrip('/')}/portal/{rollout.organization_id}/plugins/"
+        f"{rollout.plugin_id}#rollout-{rollout.id}"
+    )
+
+
 def _hold(
-    db: Session, rollout: Rollout, run_id: int, reason: str, now: datetime
+    db: Session, rollout: Rollout, run_id: int, reason: str, now: datetime, base_url: str
 ) -> list[MailMessage]:
     end(db, rollout, RolloutState.HELD, reason=f"run {run_id}: {reason}", by=AUTOMATIC, now=now)
     log.warning("rollout %s of %s held: %s", rollout.id, rollout.plugin_id, reason)
@@ -242,7 +269,8 @@ def _hold(
             f"{run_id} stopped its rollout on {now:%Y-%m-%d %H:%M} UTC.\n\n"
             f"Reason: {reason}\n\n"
             "The current version keeps running untouched; nothing the new version printed "
-            "was stored. Fix the update and publish it again, or stop the rollout.\n"
+            "was stored. Fix the update and publish it again, or stop the rollout:\n"
+            f"{rollout_page(base_url, rollout)}\n"
         ),
         now=now,
     )
