@@ -4440,10 +4440,21 @@ const MCP_TOOLS = [
   },
   {
     name: "publish", title: "Publish an approved version",
-    description: "Publish a version a reviewer approved: it goes live within 15 minutes. Only an agent whose login allows publishing (else AGENT_MAY_NOT_PUBLISH: an owner or admin publishes it in the portal). Needs a login.",
-    input: { version: VERSION },
-    output: answerOf({ upload: UPLOAD }),
+    description: "Publish a version a reviewer approved: it goes live within 15 minutes. With `shadow` (1 to 5), an update of a live plug-in first runs beside the current version for its next that many scheduled runs, on the same downloads, writing nothing; each shadow run's record diff (new, revised, moved, missing per series) is in rollout.shadows, and it is promoted after them unless one fails or would withdraw more than the Held limits allow (then held: the current version runs on). Only an agent whose login allows publishing (else AGENT_MAY_NOT_PUBLISH: an owner or admin publishes it in the portal). Needs a login.",
+    input: { version: VERSION, shadow: { type: "integer", minimum: 0, maximum: 5, description: "The shadow period in scheduled runs, 1 to 5; 0 (the default) publishes at once." } },
+    output: answerOf({ upload: UPLOAD, rollout: { type: ["object", "null"] } }),
   },
+  ...Object.entries({
+    promote: ["Promote a shadowing version early", "Promote the version shadowing a plug-in before its shadow period ends: it becomes current as publishing makes it (readers move at the next run). Refused (STATE-CONFLICT) unless a rollout is shadowing."],
+    stop: ["Stop a rollout", "Stop a rollout shadowing or held: the current version keeps running, the new one stays approved and unpublished. Refused (STATE-CONFLICT) when none is under way."],
+    rollback: ["Roll back a promoted version", "After a promotion, go back to the version it superseded while the promoted one is still current: it is current at once, its approval standing; the records the promoted version wrote stay, as revisions once rewritten. The operators see the move at the host."],
+  }).map(([name, [title, what]]) => ({
+    name, title,
+    description: `${what} \`reason\` is kept in the plug-in's history with who moved it. Only an agent whose login allows publishing (else AGENT_MAY_NOT_PUBLISH: its next says who can). Needs a login.`,
+    input: { plugin: PLUGIN, reason: { type: "string", minLength: 1, maxLength: 500, description: "Why: kept in the plug-in's history." } },
+    required: ["reason"],
+    output: answerOf({ rollout: { type: "object" } }),
+  })),
   {
     name: "unpublish", title: "Take a plug-in out of the store",
     description: "Take a published plug-in out of the store: nobody new can install it, its readers keep it. Repeated, nothing changes (changed is false). Only an agent whose login allows publishing. Needs a login.",
@@ -4486,6 +4497,8 @@ function argumentProblem(t, args) {
     if (schema.enum && !schema.enum.includes(value)) return `${name} is ${JSON.stringify(value)}: give one of ${schema.enum.join(", ")}`;
     if (schema.pattern && !new RegExp(schema.pattern).test(value)) return `${name} is ${JSON.stringify(value)}: it does not match ${schema.pattern}`;
     if (schema.exclusiveMinimum !== undefined && !(value > schema.exclusiveMinimum)) return `${name} is ${value}: give more than ${schema.exclusiveMinimum}`;
+    if (schema.minimum !== undefined && !(value >= schema.minimum)) return `${name} is ${value}: give ${schema.minimum} or more`;
+    if (schema.maximum !== undefined && !(value <= schema.maximum)) return `${name} is ${value}: give ${schema.maximum} or less`;
   }
   return null;
 }
