@@ -1,6 +1,7 @@
 """A rollout in the pages, in Chromium: the publisher publishes an update with a shadow period
 from the upload page, the plug-in page shows its state, runs done of N and the shadow run's
-diff with a link to the full diff, the host lists it in progress, the review desk shows the
+diff with a link to the full diff (a page: counts per series and the records that change; the
+desk links its own), the host lists it in progress, the review desk shows the
 shadow run of the version it reviewed; the publisher stops it from the plug-in page. Every page
 passes axe at both widths. The shadow run is kept through its domain function from a real diff
 of the stored records (its run in the locked room is tests/publishing/test_rollouts.py)."""
@@ -75,12 +76,19 @@ def test_a_rollout_on_the_upload_plugin_host_and_desk_pages(browsing: Browsing) 
     expect(row.locator("td").nth(3)).to_contain_text(
         "england-and-wales: 0 new, 1 revised, 0 moved, 0 missing"
     )
-    link = row.get_by_role("link", name=re.compile("full diff of shadow run"))
-    diff = pub.owner.get(link.get_attribute("href") or "")
-    assert diff.status_code == 200, diff.text
-    [boxing] = diff.json()["series"]["england-and-wales"]["revised_records"]
-    assert boxing["new"]["title"] == "Boxing Day (observed)"
     expect(section.get_by_role("button", name="Promote now")).to_be_visible()
+    # The full diff is a page: per series counts, and the records that change, before and after.
+    row.get_by_role("link", name=re.compile("full diff of shadow run")).click()
+    diff_page = page.url.removeprefix(papi.base_url)
+    assert re.fullmatch(rf"/portal/{org}/plugins/{UK}/shadow-runs/\d+/diff", diff_page), diff_page
+    counts = page.get_by_role("table", name="Records by series")
+    expect(counts.locator("tbody tr", has_text="england-and-wales").locator("td")).to_have_text(
+        ["0", "1", "0", "0"]
+    )
+    changed = page.get_by_role("table", name="Records that change").locator("tbody tr")
+    expect(changed).to_have_count(1)
+    expect(changed.locator("td").nth(3)).to_contain_text("Boxing Day (observed)")
+    page.get_by_role("link", name=f"Back to {UK}").click()
 
     operator = papi.signed_in("op@service.example", operator=True)
     host = browsing.page(cookie=session_cookie(operator))
@@ -92,12 +100,20 @@ def test_a_rollout_on_the_upload_plugin_host_and_desk_pages(browsing: Browsing) 
     expect(
         desk.locator("section", has=desk.get_by_role("heading", name="Shadow runs beside"))
     ).to_contain_text("1 revised")
+    desk.get_by_role("link", name=re.compile("full diff of shadow run")).click()
+    desk_diff = desk.url.removeprefix(papi.base_url)
+    assert desk_diff.startswith(f"/review/uploads/{update}/shadow-runs/"), desk_diff
+    expect(desk.get_by_role("table", name="Records that change").locator("tbody tr")).to_have_count(
+        1
+    )
 
     problems = [
         *scan(browsing, session_cookie(owner), f"/portal/{org}/plugins/{UK}", "rollout-axe"),
         *scan(browsing, session_cookie(owner), f"/portal/{org}/uploads/{update}", "shadow-axe"),
         *scan(browsing, session_cookie(operator), "/host", "host-rollouts-axe"),
         *scan(browsing, session_cookie(rev), f"/review/uploads/{update}", "desk-shadow-axe"),
+        *scan(browsing, session_cookie(owner), diff_page, "shadow-diff-axe"),
+        *scan(browsing, session_cookie(rev), desk_diff, "desk-shadow-diff-axe"),
     ]
     assert problems == []
 

@@ -29,6 +29,7 @@ from almanac.api.pages.common import (
     text_field,
 )
 from almanac.api.pages.documents import document_html
+from almanac.api.pages.review import shadow_diff_view
 from almanac.api.schemas import RowIdPath
 from almanac.api.schemas.portal import (
     AgreementVersionPath,
@@ -471,6 +472,22 @@ def plugin_page(
         "done": DONE.get(done),
     }
     return render(request, "portal_plugin.html", context, account=account)
+
+
+@router.get("/{organization_id}/plugins/{plugin_id}/shadow-runs/{shadow_id}/diff")
+def shadow_diff_page(
+    request: Request,
+    organization_id: RowIdPath,
+    plugin_id: str,
+    shadow_id: RowIdPath,
+    account: PageAccount,
+    db: Db,
+) -> Response:
+    """A shadow run's full record diff, per series, as the review desk shows a diff."""
+    with refusals():
+        found = rollouts.shadow_diff(db, organization_id, account, plugin_id, shadow_id)
+    back = f"/portal/{organization_id}/plugins/{quote(plugin_id)}"
+    return shadow_diff_view(request, account, found, back, f"Back to {plugin_id}")
 
 
 ROLLOUT_PAGE_MOVES = (

@@ -204,7 +204,7 @@ def shadow_run_diff(
     """The full record diff of one shadow run (the checks' diff: per series new, revised,
     moved and missing records, with examples); null when the shadow run failed."""
     return structured(
-        rollouts.shadow_diff(db, organization_id, actor.account, plugin_id, shadow_id)
+        rollouts.shadow_diff(db, organization_id, actor.account, plugin_id, shadow_id).diff
     )
 
 

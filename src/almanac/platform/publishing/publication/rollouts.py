@@ -9,7 +9,7 @@ written; nothing the shadow version prints is stored as a record."""
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime
 from typing import Any
@@ -505,18 +505,37 @@ def upload_shadow_runs(db: Session, upload_id: int) -> list[ShadowRunView]:
     return [_shadow_view(r) for r in rows]
 
 
-def shadow_diff(
-    db: Session, organization_id: int, viewer: Account, plugin_id: str, shadow_id: int
-) -> dict[str, Any] | None:
-    """The full record diff of one shadow run (members); None when the run failed."""
-    require_member(db, organization_id, viewer)
+@dataclass(frozen=True, slots=True)
+class ShadowDiff:
+    """One shadow run and its full record diff (None when the run failed: nothing compared)."""
+
+    plugin_id: str
+    version: str
+    shadow: ShadowRunView
+    diff: dict[str, Any] | None
+
+
+def _shadow_diff(db: Session, shadow_id: int, belongs: Callable[[Rollout], bool]) -> ShadowDiff:
     row = db.get(ShadowRun, shadow_id)
     rollout = None if row is None else db.get(Rollout, row.rollout_id)
-    if (
-        row is None
-        or rollout is None
-        or rollout.organization_id != organization_id
-        or rollout.plugin_id != plugin_id
-    ):
-        raise NotFound(f"plug-in {plugin_id!r} has no shadow run {shadow_id}")
-    return row.diff
+    if row is None or rollout is None or not belongs(rollout):
+        raise NotFound(f"no shadow run {shadow_id} here")
+    return ShadowDiff(rollout.plugin_id, rollout.version, _shadow_view(row), row.diff)
+
+
+def shadow_diff(
+    db: Session, organization_id: int, viewer: Account, plugin_id: str, shadow_id: int
+) -> ShadowDiff:
+    """One shadow run of the organization's plug-in with its full record diff (members)."""
+    require_member(db, organization_id, viewer)
+    return _shadow_diff(
+        db,
+        shadow_id,
+        lambda r: r.organization_id == organization_id and r.plugin_id == plugin_id,
+    )
+
+
+def upload_shadow_diff(db: Session, upload_id: int, shadow_id: int) -> ShadowDiff:
+    """One shadow run of the upload's version with its full record diff (the review desk's;
+    the caller checks the reviewer)."""
+    return _shadow_diff(db, shadow_id, lambda r: r.upload_id == upload_id)

@@ -38,6 +38,7 @@ from almanac.platform.publishing.models import (
     UploadState,
     Verdict,
 )
+from almanac.platform.publishing.publication import rollouts
 from almanac.platform.publishing.publication.notices import tell_managers
 from almanac.platform.publishing.publication.publication import publish_approved
 from almanac.platform.publishing.publication.rollouts import ShadowRunView, upload_shadow_runs
@@ -461,3 +462,11 @@ def decide(
     )
     log.info("upload %s %s by reviewer %s", row.id, verdict.value, reviewer.email)
     return Decided(decision_view(decision, row.version), upload_view(db, row), tuple(mails))
+
+
+def reviewed_shadow_diff(
+    db: Session, reviewer: Account, upload_id: int, shadow_id: int
+) -> rollouts.ShadowDiff:
+    """A shadow run of the version on the desk with its full record diff, for a reviewer."""
+    require_reviewer(db, reviewer)
+    return rollouts.upload_shadow_diff(db, upload_id, shadow_id)
