@@ -206,17 +206,26 @@ def revised(diff: dict[str, Any], series: str) -> list[tuple[str, str, str]]:
     ]
 
 
+def published_story(
+    pub: Publisher,  # noqa: F811
+    served: SourceServer,
+    smtp: tuple[Inbox, int],  # noqa: F811
+) -> tuple[Story, Inbox, httpx.Client]:
+    """Version 1.0.0 published (not run yet), its story, the inbox and a reviewer."""
+    inbox, port = smtp
+    rev = reviewer(pub.api, "rev@service.example")
+    assert publish(pub, approved(pub, rev, files_with())).status_code == 200
+    return Story(pub, served, port), inbox, rev
+
+
 @pytest.mark.timeout(600)
 def test_a_rollout_shadows_holds_promotes_stops_and_rolls_back(
     pub: Publisher,  # noqa: F811
     served: SourceServer,
     smtp: tuple[Inbox, int],  # noqa: F811
 ) -> None:
-    inbox, port = smtp
-    story = Story(pub, served, port)
+    story, inbox, rev = published_story(pub, served, smtp)
     app = pub.api
-    rev = reviewer(app, "rev@service.example")
-    assert publish(pub, approved(pub, rev, files_with())).status_code == 200
     first = story.run()
     assert first["outcome"] == "success" and first["new"] == 58 + 65 + 72, first
     reader = app.signed_in("reader@example.net")
@@ -402,12 +411,9 @@ def test_holds_by_limits_and_every_stop_and_only_scheduled_runs_shadow(
     served: SourceServer,
     smtp: tuple[Inbox, int],  # noqa: F811
 ) -> None:
-    inbox, port = smtp
-    story = Story(pub, served, port)
+    story, inbox, rev = published_story(pub, served, smtp)
     app = pub.api
-    rev = reviewer(app, "rev@service.example")
     operator = app.signed_in("op@service.example", operator=True)
-    assert publish(pub, approved(pub, rev, files_with())).status_code == 200
     first = story.run(RunTrigger.FIRST, FIXTURE_DAY)
     assert first["outcome"] == "success", first
     fetch = files_with()["fetch.mjs"].decode()
