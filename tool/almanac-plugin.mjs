@@ -4044,16 +4044,16 @@ function decisionText(decision) {
 }
 
 /** Print status's answer; resolves to its exit code (STATUS_EXIT). */
-function statusAnswer(args, upload, login, waited) {
+function statusAnswer(args, upload, login, waited, rollout = null) {
   const checks = checksOutcome(upload);
   const next = nextStep(upload, login);
   const code = STATUS_EXIT[checks];
   if (args.options.json) {
-    args.out.json({ ok: code === 0, checks, upload, decision: upload.decision ?? null, next });
+    args.out.json({ ok: code === 0, checks, upload, decision: upload.decision ?? null, rollout, next });
     return code;
   }
   const said = { passed: "checks passed", failed: "checks failed", checking: waited ? `checks still being made after ${args.options.timeout} s` : "checks still being made" }[checks];
-  const lines = [uploadText(upload), said, ...decisionText(upload.decision), `next: ${next}`];
+  const lines = [uploadText(upload), said, ...decisionText(upload.decision), ...(rollout ? [rolloutText(rollout)] : []), `next: ${next}`];
   args.out.text(lines.join("\n") + "\n");
   if (code !== 0) args.out.note(`almanac-plugin: status: upload ${upload.id}: ${said} (exit ${code})\n`);
   return code;
@@ -4074,7 +4074,10 @@ async function cmdStatus(args) {
   const login = savedLogin();
   const id = versionArg(args, login);
   const where = `${orgPath(login)}/uploads/${id}`;
-  if (!args.options.wait) return statusAnswer(args, await portal(login, "GET", where, "status"), login, false);
+  if (!args.options.wait) {
+    const upload = await portal(login, "GET", where, "status");
+    return statusAnswer(args, upload, login, false, await rolloutOf(login, upload));
+  }
   const tty = Boolean(process.stdout.isTTY) && !args.options.json && args.out === terminal;
   const until = timeout === null ? Infinity : Date.now() + timeout;
   let delay = WAIT_FIRST_MS;
@@ -4105,7 +4108,7 @@ async function cmdStatus(args) {
   }
   if (tty && shown !== null) args.out.text("\r\x1b[2K");
   if (upload === null) throw new PublishFailure("unreachable", `status: ${login.server} stayed busy for ${args.options.timeout} s`, { code: "RATE-LIMITED", server: login.server });
-  return statusAnswer(args, upload, login, !upload.checks_final);
+  return statusAnswer(args, upload, login, !upload.checks_final, await rolloutOf(login, upload));
 }
 
 async function cmdReview(args) {
@@ -4153,11 +4156,64 @@ async function cmdSubmit(args) {
   return answer(args, { upload: done.upload, replaced: done.replaced, next }, `submitted upload ${id}: ${done.upload.plugin_id} ${done.upload.version} is ${done.upload.state}${replaced}\nnext: ${next}`);
 }
 
+/** --shadow: the runs (0 to 5) an update runs beside the current version before promotion. */
+function shadowRuns(args) {
+  const text = args.options.shadow;
+  if (text === undefined) return 0;
+  if (!/^[0-5]$/.test(text)) throw new UsageError(`--shadow "${text}": give the shadow period in runs, 0 to 5 (0 publishes at once)`);
+  return Number(text);
+}
+
 async function cmdPublish(args) {
+  const shadow = shadowRuns(args);
   const login = savedLogin();
   const id = versionArg(args, login);
-  const upload = await portal(login, "POST", `${orgPath(login)}/uploads/${id}/publish`, "publish");
-  return answer(args, { upload, next: nextStep(upload, login) }, `published upload ${id}: ${upload.plugin_id} ${upload.version} is ${upload.state}; live within 15 minutes`);
+  const upload = await portal(login, "POST", `${orgPath(login)}/uploads/${id}/publish`, "publish", { json: { shadow } });
+  if (shadow === 0) return answer(args, { upload, rollout: null, next: nextStep(upload, login) }, `published upload ${id}: ${upload.plugin_id} ${upload.version} is ${upload.state}; live within 15 minutes`);
+  const rollout = await rolloutOf(login, upload);
+  const next = `${toolCommand()} status ${id} after its runs; ${toolCommand()} promote ${upload.plugin_id} --reason <why> promotes it early, ${toolCommand()} stop ${upload.plugin_id} --reason <why> stops it`;
+  return answer(args, { upload, rollout, next }, `upload ${id}: ${upload.plugin_id} ${upload.version} runs beside the current version for its next ${shadow} runs, writing nothing; promoted after them unless one fails\nnext: ${next}`);
+}
+
+// -- rollouts (README, Rollouts) -----------------------------------------------------------------
+
+/** The rollout of this upload's version, or null; only an approved or published version has
+ * one, so nothing is asked for the others. */
+async function rolloutOf(login, upload) {
+  if (!["approved", "published", "superseded"].includes(upload.state)) return null;
+  const all = await portal(login, "GET", `${orgPath(login)}/plugins/${encodeURIComponent(upload.plugin_id)}/rollouts`, "status").catch((e) => {
+    if (e instanceof PublishFailure && e.status === 404) return [];
+    throw e;
+  });
+  return (Array.isArray(all) ? all : []).find((r) => r.upload_id === upload.id) ?? null;
+}
+
+function rolloutText(rollout) {
+  const lines = [`rollout of ${rollout.version} (from ${rollout.from_version}): ${rollout.state}, ${rollout.runs_done} of ${rollout.shadow_runs} shadow runs`];
+  for (const s of rollout.shadows) {
+    const counts = Object.entries(s.summary).map(([k, c]) => `${k} +${c.new} ~${c.revised} >${c.moved} -${c.missing}`).join("; ");
+    const removed = Object.entries(s.removed_series).map(([k, n]) => `${k} removed (${n} kept)`).join("; ");
+    lines.push(`  beside run ${s.run_id} (${s.today}): ${s.passed ? "passed" : `failed: ${s.reason}`}${counts ? ` · ${counts}` : ""}${removed ? ` · ${removed}` : ""}`);
+  }
+  if (rollout.reason && rollout.state !== "shadowing") lines.push(`  ${rollout.state} by ${rollout.ended_by}: ${rollout.reason}`);
+  return lines.join("\n");
+}
+
+const ROLLOUT_MOVES = {
+  promote: { path: "promote", done: "promoted" },
+  stop: { path: "stop", done: "stopped" },
+  rollback: { path: "roll-back", done: "rolled back" },
+};
+
+function rolloutCommand(move) {
+  return async (args) => {
+    const reason = args.options.reason;
+    if (reason === undefined || !reason.trim()) throw new UsageError(`${move} needs --reason <why>: it is kept in the plug-in's history`);
+    const id = pluginArg(args);
+    const login = savedLogin();
+    const rollout = await portal(login, "POST", `${orgPath(login)}/plugins/${encodeURIComponent(id)}/rollout/${ROLLOUT_MOVES[move].path}`, move, { json: { reason } });
+    return answer(args, { rollout }, `${ROLLOUT_MOVES[move].done} ${id}: ${rolloutText(rollout)}`);
+  };
 }
 
 function listingText(listing) {
@@ -4384,10 +4440,21 @@ const MCP_TOOLS = [
   },
   {
     name: "publish", title: "Publish an approved version",
-    description: "Publish a version a reviewer approved: it goes live within 15 minutes. Only an agent whose login allows publishing (else AGENT_MAY_NOT_PUBLISH: an owner or admin publishes it in the portal). Needs a login.",
-    input: { version: VERSION },
-    output: answerOf({ upload: UPLOAD }),
+    description: "Publish a version a reviewer approved: it goes live within 15 minutes. With `shadow` (1 to 5), an update of a live plug-in first runs beside the current version for its next that many scheduled runs, on the same downloads, writing nothing; each shadow run's record diff (new, revised, moved, missing per series) is in rollout.shadows, and it is promoted after them unless one fails or would withdraw more than the Held limits allow (then held: the current version runs on). Only an agent whose login allows publishing (else AGENT_MAY_NOT_PUBLISH: an owner or admin publishes it in the portal). Needs a login.",
+    input: { version: VERSION, shadow: { type: "integer", minimum: 0, maximum: 5, description: "The shadow period in scheduled runs, 1 to 5; 0 (the default) publishes at once." } },
+    output: answerOf({ upload: UPLOAD, rollout: { type: ["object", "null"] } }),
   },
+  ...Object.entries({
+    promote: ["Promote a shadowing version early", "Promote the version shadowing a plug-in before its shadow period ends: it becomes current as publishing makes it (readers move at the next run). Refused (STATE-CONFLICT) unless a rollout is shadowing."],
+    stop: ["Stop a rollout", "Stop a rollout shadowing or held: the current version keeps running, the new one stays approved and unpublished. Refused (STATE-CONFLICT) when none is under way."],
+    rollback: ["Roll back a promoted version", "After a promotion, go back to the version it superseded while the promoted one is still current: it is current at once, its approval standing; the records the promoted version wrote stay, as revisions once rewritten. The operators see the move at the host."],
+  }).map(([name, [title, what]]) => ({
+    name, title,
+    description: `${what} \`reason\` is kept in the plug-in's history with who moved it. Only an agent whose login allows publishing (else AGENT_MAY_NOT_PUBLISH: its next says who can). Needs a login.`,
+    input: { plugin: PLUGIN, reason: { type: "string", minLength: 1, maxLength: 500, description: "Why: kept in the plug-in's history." } },
+    required: ["reason"],
+    output: answerOf({ rollout: { type: "object" } }),
+  })),
   {
     name: "unpublish", title: "Take a plug-in out of the store",
     description: "Take a published plug-in out of the store: nobody new can install it, its readers keep it. Repeated, nothing changes (changed is false). Only an agent whose login allows publishing. Needs a login.",
@@ -4430,6 +4497,8 @@ function argumentProblem(t, args) {
     if (schema.enum && !schema.enum.includes(value)) return `${name} is ${JSON.stringify(value)}: give one of ${schema.enum.join(", ")}`;
     if (schema.pattern && !new RegExp(schema.pattern).test(value)) return `${name} is ${JSON.stringify(value)}: it does not match ${schema.pattern}`;
     if (schema.exclusiveMinimum !== undefined && !(value > schema.exclusiveMinimum)) return `${name} is ${value}: give more than ${schema.exclusiveMinimum}`;
+    if (schema.minimum !== undefined && !(value >= schema.minimum)) return `${name} is ${value}: give ${schema.minimum} or more`;
+    if (schema.maximum !== undefined && !(value <= schema.maximum)) return `${name} is ${value}: give ${schema.maximum} or less`;
   }
   return null;
 }
@@ -4847,7 +4916,10 @@ const PUBLISHING_COMMANDS = {
     details: ["--file       the review.json to send (required)", "--attest     make the five attestations: " + ATTESTATIONS.join(", "), "--json       print one object {ok, upload, attestations, next}"],
   },
   submit: { run: cmdSubmit, options: json, usage: "submit [<version>] [--json]", about: "Submit a version for review; refused with each reason (checks, review information, attestations, agreement, domain, invitation) until its conditions hold.", details: ["--json       print one object {ok, upload, replaced, next}"] },
-  publish: { run: cmdPublish, options: json, usage: "publish [<version>] [--json]", about: "Publish an approved version; only an agent allowed to publish (else AGENT_MAY_NOT_PUBLISH).", details: ["--json       print one object {ok, upload, next}"] },
+  publish: { run: cmdPublish, options: { shadow: "value", ...json }, usage: "publish [<version>] [--shadow <runs>] [--json]", about: "Publish an approved version; only an agent allowed to publish (else AGENT_MAY_NOT_PUBLISH). With --shadow, an update of a live plug-in first runs beside the current version for that many runs, writing nothing, and is promoted after them unless one fails or would withdraw too much (then it is held).", details: ["--shadow     the shadow period in runs, 1 to 5; 0 (the default) publishes at once", "--json       print one object {ok, upload, rollout, next}"] },
+  promote: { run: rolloutCommand("promote"), options: { reason: "value", ...json }, usage: "promote [<plug-in>] --reason <why> [--json]", about: "Promote the version shadowing a plug-in before its shadow period ends: it becomes current as publishing makes it. Only an agent allowed to publish.", details: ["--reason     why (required; kept in the plug-in's history)", "--json       print one object {ok, rollout}"] },
+  stop: { run: rolloutCommand("stop"), options: { reason: "value", ...json }, usage: "stop [<plug-in>] --reason <why> [--json]", about: "Stop a rollout shadowing or held: the current version keeps running. Only an agent allowed to publish.", details: ["--reason     why (required; kept in the plug-in's history)", "--json       print one object {ok, rollout}"] },
+  rollback: { run: rolloutCommand("rollback"), options: { reason: "value", ...json }, usage: "rollback [<plug-in>] --reason <why> [--json]", about: "After a promotion, go back to the version it superseded: current at once, its approval standing; records the promoted version wrote stay as revisions. Only an agent allowed to publish.", details: ["--reason     why (required; kept in the plug-in's history, shown at the host)", "--json       print one object {ok, rollout}"] },
   unpublish: { run: listingCommand("unpublish"), options: json, usage: "unpublish [<plug-in>] [--json]", about: "Take a plug-in out of the store (an id or a folder; default the current folder); current readers keep it. Repeated, nothing changes and it says it was already unpublished. Only an agent allowed to publish.", details: ["--json       print one object {ok, listing, changed}"] },
   relist: { run: listingCommand("relist"), options: json, usage: "relist [<plug-in>] [--json]", about: "List an unpublished plug-in again; refused for taken-down, shelved or retired plug-ins. Repeated, nothing changes and it says it was already listed. Only an agent allowed to publish.", details: ["--json       print one object {ok, listing, changed}"] },
   retire: { run: cmdRetire, options: json, usage: "retire [<plug-in>] [--json]", about: "Always refused for an agent (AGENT_FORBIDDEN, exit 1): prints where a person retires the plug-in in the portal, typing its id.", details: ["--json       print one object {ok: false, error: {kind, code, message, portal, fix, docs, next}}"] },

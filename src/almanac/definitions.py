@@ -126,6 +126,8 @@ def default_pipeline(settings: Settings, engine: Engine) -> RunPipeline:
         engine,
         downloader=SourceDownloader(base_url=settings.base_url),
         room=LockedRoom(),
+        mailer=mailer_for(load_mail_settings(os.environ), engine),
+        base_url=settings.base_url,
     )
 
 

@@ -23,6 +23,8 @@ ACCOUNT_TABLES = (
     "agent_device_codes",
     # Publishing rows point at accounts, organizations and invitation requests.
     "store_listings",
+    "plugin_shadow_runs",
+    "plugin_rollouts",
     "portal_notices",
     "portal_review_decisions",
     "portal_attestations",

@@ -220,6 +220,8 @@ AGENT_MOVES = {
     ("get", "/plugins/{plugin_id}"),
     ("get", "/plugins/{plugin_id}/history"),
     ("get", "/plugins/{plugin_id}/reports"),
+    ("get", "/plugins/{plugin_id}/rollouts"),
+    ("get", "/plugins/{plugin_id}/shadow-runs/{shadow_id}/diff"),
     ("get", "/notices"),
 }
 # The publishing moves (the lead's routes): refused to an agent approved without publishing.
@@ -227,6 +229,9 @@ PUBLISHING_MOVES = {
     ("post", "/uploads/{upload_id}/publish"),
     ("post", "/plugins/{plugin_id}/unpublish"),
     ("post", "/plugins/{plugin_id}/relist"),
+    ("post", "/plugins/{plugin_id}/rollout/promote"),
+    ("post", "/plugins/{plugin_id}/rollout/stop"),
+    ("post", "/plugins/{plugin_id}/rollout/roll-back"),
 }
 ORG_PREFIX = "/api/v1/portal/organizations/{organization_id}"
 PATH_VALUES: dict[str, Any] = {
@@ -236,6 +241,7 @@ PATH_VALUES: dict[str, Any] = {
     "token_id": 1,
     "request_id": 1,
     "version_id": 1,
+    "shadow_id": 1,
     "version": 1,
     "plugin_id": "uk-bank-holidays",
     "user_code": "BCDF-GHJK",

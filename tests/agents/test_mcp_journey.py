@@ -2,8 +2,9 @@
 official MCP Python SDK starts `node tool/almanac-plugin.mjs mcp` over stdio and drives the
 whole path against the live app (uvicorn on loopback, real PostgreSQL): check (a broken copy's
 findings are a result, not an error of the protocol), pack, upload, status waiting for the
-checks, review with the attestations, submit, a reviewer's approval, publish, unpublish, relist;
-retire is refused. A person only approves the login, with the exact command the login tool
+checks, review with the attestations, submit, a reviewer's approval, publish, an update
+published with a shadow period and stopped, another promoted early and rolled back, unpublish,
+relist; retire is refused. A person only approves the login, with the exact command the login tool
 gives, and the reviewer decides.
 
 The locked-room checks are stood in for by `room_checks_done`, as in test_tool_publishing.py;
@@ -25,7 +26,8 @@ from mcp.client.stdio import StdioServerParameters
 from tests.agents.helpers import approve, approve_as_reviewer
 from tests.agents.test_agent_api import Bank
 from tests.agents.tool_runner import TOOL, UK, Run, Tool, user_code
-from tests.publishing.test_submission import may_submit
+from tests.publishing.test_review_and_store import approved, reviewer
+from tests.publishing.test_submission import files_with, may_submit
 from tests.publishing.test_uploads import room_checks_done
 
 TOOLS = {
@@ -41,10 +43,18 @@ TOOLS = {
     "review",
     "submit",
     "publish",
+    "promote",
+    "stop",
+    "rollback",
     "unpublish",
     "relist",
     "retire",
 }
+
+
+NOTES = {"en": "A new version."}
+MOVED = {"stop": "stopped", "promote": "promoted", "rollback": "rolled_back"}
+"""The state a rollout is in after each move."""
 
 
 def login_as_told(tool: Tool, bank: Bank, command: str) -> Run:
@@ -156,6 +166,25 @@ def test_an_mcp_client_publishes_an_example_through_the_server_alone(
             for move, listed_now in (("unpublish", False), ("relist", True)):
                 moved = await agent.done(move, plugin=UK)
                 assert (moved["listing"]["listed"], moved["changed"]) == (listed_now, True)
+
+            # Updates the reviewer approved: one published with a shadow period and stopped,
+            # one promoted early and rolled back, each move kept with the agent's name.
+            rev = reviewer(bank.api, "desk@service.example")
+            for update, moves in (("1.1.0", ("stop",)), ("1.2.0", ("promote", "rollback"))):
+                upload_id = approved(bank.pub, rev, files_with(version=update, releaseNotes=NOTES))
+                shadowed = await agent.done("publish", version=upload_id, shadow=2)
+                shown = shadowed["rollout"]
+                assert (shown["version"], shown["state"], shown["shadow_runs"]) == (
+                    update,
+                    "shadowing",
+                    2,
+                )
+                for move in moves:
+                    rollout = (await agent.done(move, plugin=UK, reason=f"{move} it"))["rollout"]
+                    assert rollout["state"] == MOVED[move] and "Claude" in rollout["ended_by"]
+                    assert rollout["reason"] == f"{move} it"
+            refused, again = await agent.call("rollback", plugin=UK, reason="twice")
+            assert refused and again["error"]["code"] == "STATE-CONFLICT"
             refused, retire = await agent.call("retire", plugin=UK)
             assert refused and retire["error"]["code"] == "AGENT_FORBIDDEN"
             assert f"/portal/{bank.org}/plugins/{UK}" in retire["error"]["portal"]

@@ -17,6 +17,7 @@ import stat
 from datetime import timedelta
 from pathlib import Path
 
+import httpx
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
@@ -32,6 +33,7 @@ from tests.agents.tool_runner import (
     read_until_code,
     user_code,
 )
+from tests.publishing.test_review_and_store import decide, desk, reviewer
 from tests.publishing.test_submission import may_submit
 from tests.publishing.test_uploads import room_checks_done
 
@@ -309,11 +311,14 @@ def test_json_answers_of_login_upload_status_and_review(
 def test_publishing_moves_by_an_agent_with_and_without_publishing(
     tool: Tool, bank: Bank, folder: Path
 ) -> None:
-    """publish, unpublish and relist are refused to an agent approved without publishing."""
+    """publish, unpublish, relist and the rollout's moves are refused to an agent approved
+    without publishing."""
     assert login(tool, bank).code == 0
-    for command in ("publish", "unpublish", "relist"):
-        target = "1" if command == "publish" else UK
-        refused = tool.run(command, target, "--json")
+    for command in ("publish", "unpublish", "relist", "promote", "stop", "rollback"):
+        target = ["1"] if command == "publish" else [UK, "--reason", "why"]
+        if command in ("unpublish", "relist"):
+            target = [UK]
+        refused = tool.run(command, *target, "--json")
         assert refused.code == 1
         assert refused.json()["error"]["code"] == "AGENT_MAY_NOT_PUBLISH", command
 
@@ -371,3 +376,68 @@ def test_an_agent_allowed_to_publish_publishes_unpublishes_and_relists(
     token = tool.token_file()["token"]
     refused = bearer(api, token).post(f"{bank.portal}/plugins/{UK}/retire", json={"confirm": UK})
     assert refused.status_code == 403 and refused.json()["code"] == "AGENT_FORBIDDEN"
+
+
+def _through_review(tool: Tool, bank: Bank, folder: Path, rev: httpx.Client) -> dict:
+    """The folder uploaded, checked, reviewed with the attestations, submitted and approved."""
+    uploaded = tool.run("upload", "--json", cwd=folder)
+    assert uploaded.code == 0, uploaded.stderr
+    upload = uploaded.json()["upload"]
+    room_checks_done(bank.pub)
+    reviewed = tool.run("review", "--file", str(folder / "review.json"), "--attest", cwd=folder)
+    assert reviewed.code == 0, reviewed.stderr
+    room_checks_done(bank.pub)
+    submitted = tool.run("submit", cwd=folder)
+    assert submitted.code == 0, submitted.stderr
+    done = decide(rev, upload["id"], "approve", desk(rev, upload["id"])["reviewed"])
+    assert done.status_code == 200, done.text
+    return dict(upload)
+
+
+def _next_version(folder: Path, version: str) -> None:
+    manifest = json.loads((folder / "plugin.json").read_text())
+    manifest["version"] = version
+    (folder / "plugin.json").write_text(json.dumps(manifest, indent=2) + "\n")
+    review = json.loads((folder / "review.json").read_text())
+    review["releaseNotes"] = {"en": f"Version {version}."}
+    (folder / "review.json").write_text(json.dumps(review, indent=2) + "\n")
+
+
+def test_an_agent_publishes_with_a_shadow_period_promotes_rolls_back_and_stops(
+    tool: Tool, bank: Bank, folder: Path
+) -> None:
+    """publish --shadow, status's rollout, promote, rollback and stop, in text and --json; the
+    shadow runs themselves are tested in tests/publishing/test_rollouts.py."""
+    assert login(tool, bank, may_publish=True).code == 0
+    may_submit(bank.pub)
+    rev = reviewer(bank.api, "reviewer@service.example")
+    _through_review(tool, bank, folder, rev)
+    assert tool.run("publish", cwd=folder).code == 0
+    _next_version(folder, "1.1.0")
+    update = _through_review(tool, bank, folder, rev)
+    assert tool.run("publish", "--shadow", "6", cwd=folder).code == 2
+    shadowed = tool.run("publish", "--shadow", "2", "--json", cwd=folder)
+    assert shadowed.code == 0, shadowed.stderr
+    rollout = shadowed.json()["rollout"]
+    assert (rollout["state"], rollout["runs_done"], rollout["shadow_runs"]) == ("shadowing", 0, 2)
+    assert shadowed.json()["upload"]["state"] == "approved"
+    status = tool.run("status", str(update["id"]), "--json")
+    assert status.json()["rollout"]["id"] == rollout["id"], status.stdout
+    text = tool.run("status", str(update["id"]))
+    assert "rollout of 1.1.0 (from 1.0.0): shadowing, 0 of 2 shadow runs" in text.stdout
+    assert tool.run("promote", UK).code == 2, "a move needs --reason"
+    promoted = tool.run("promote", UK, "--reason", "checked by hand", "--json")
+    assert promoted.code == 0, promoted.stderr
+    assert promoted.json()["rollout"]["state"] == "promoted"
+    back = tool.run("rollback", UK, "--reason", "readers complained")
+    assert back.code == 0, back.stderr
+    assert back.stdout.startswith(f"rolled back {UK}: rollout of 1.1.0 (from 1.0.0): rolled_back")
+    again = tool.run("rollback", UK, "--reason", "twice", "--json")
+    assert again.code == 1 and again.json()["error"]["code"] == "STATE-CONFLICT"
+    _next_version(folder, "1.2.0")
+    _through_review(tool, bank, folder, rev)
+    assert tool.run("publish", "--shadow", "1", cwd=folder).code == 0
+    stopped = tool.run("stop", UK, "--reason", "not now", "--json")
+    assert stopped.code == 0, stopped.stderr
+    assert stopped.json()["rollout"]["state"] == "stopped"
+    assert stopped.json()["rollout"]["reason"] == "not now"

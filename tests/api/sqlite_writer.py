@@ -225,7 +225,13 @@ def example_runs(
             ssl_context=client,
             deadline_seconds=20,
         )
-        pipeline = RunPipeline(engine, downloader=downloader, room=LockedRoom(), clock=clock)
+        pipeline = RunPipeline(
+            engine,
+            downloader=downloader,
+            room=LockedRoom(),
+            clock=clock,
+            base_url="https://almanac.test",
+        )
         say("ready")
         deadline = time.monotonic() + seconds
         runs = 0

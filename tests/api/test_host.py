@@ -36,6 +36,8 @@ UK = "uk-bank-holidays"
 
 # Children before parents; plug-in rows point at their versions, so those links go first.
 PLUGIN_TABLES = (
+    "plugin_shadow_runs",
+    "plugin_rollouts",
     "store_listings",
     "alerts_sent",
     "revisions",

@@ -123,7 +123,11 @@ def defs() -> dg.Definitions:
     downloader = loopback_downloader(settings.base_url, config, clock)
     room = NotingRoom(Path(os.environ[ROOM_TIMES_ENV]))
     pipeline = RunPipeline(
-        engine, downloader=downloader, room=room, clock=clock or (lambda: datetime.now(UTC))
+        engine,
+        downloader=downloader,
+        room=room,
+        clock=clock or (lambda: datetime.now(UTC)),
+        base_url=settings.base_url,
     )
     nowhere = SourceDownloader(base_url=settings.base_url, resolver=TableResolver({}))
     return build_definitions(

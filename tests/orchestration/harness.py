@@ -475,6 +475,7 @@ class Orchestrator:
             room=room or LockedRoom(),
             clock=clock,
             work_dir=folder,
+            base_url=BASE_URL,
         )
         orchestrator = cls(engine, pipeline, clock, plugin_checks=plugin_checks, mailer=mailer)
         if dagster_on_store:

@@ -29,6 +29,9 @@ PUBLISHING_TABLES = {
     # Agent access (platform/agents/models.py, migration 0010_agents).
     "agent_device_codes",
     "agent_tokens",
+    # Rollouts of updates with a shadow period (migration 0018_rollouts).
+    "plugin_rollouts",
+    "plugin_shadow_runs",
 }
 
 

@@ -13,8 +13,11 @@ from pathlib import Path
 
 import dagster as dg
 import pytest
+from sqlalchemy import Engine, select
 
+from almanac.assets.tags import TAG_SHADOW, TAG_TRIGGER, asset_key
 from almanac.platform.store.plugins import plugin_status
+from almanac.platform.store.tables import records
 from tests.api.conftest import Api
 from tests.api.test_host import UK, empty_plugin_tables
 from tests.orchestration.harness import Orchestrator, SourceServer, store_runs
@@ -114,7 +117,47 @@ def test_an_example_goes_from_upload_to_a_readers_installed_days(api: Api, tmp_p
             with api.engine.connect() as conn:
                 assert plugin_status(conn, UK).state == "approved"
             assert pub.owner.get(f"{pub.uploads}/{nxt['id']}").json()["state"] == "in_review"
+
+            # Published with a shadow period of 1: the next scheduled Dagster run is one shadow
+            # pair, tagged and described as such, writing once (the current version's records).
+            at((next_six - start).total_seconds() / 60 + 30)
+            approving = decide(rev, nxt["id"], "approve", desk(rev, nxt["id"])["reviewed"])
+            assert approving.status_code == 200, approving.text
+            shadowed = pub.owner.post(f"{pub.uploads}/{nxt['id']}/publish", json={"shadow": 1})
+            assert shadowed.status_code == 200, shadowed.text
+            kept = stored_records(api.engine)
+            minute = orch.minute(at((next_six - start).total_seconds() / 60 + 24 * 60))
+            [pair] = minute.launched
+            assert pair.status == dg.DagsterRunStatus.SUCCESS
+            assert (pair.tags[TAG_SHADOW], pair.tags[TAG_TRIGGER]) == ("1.1.0", "schedule")
+            [written] = orch.instance.all_logs(
+                pair.run_id, of_type=dg.DagsterEventType.ASSET_MATERIALIZATION
+            )
+            materialization = written.asset_materialization
+            assert materialization is not None and materialization.asset_key == asset_key(UK)
+            shown = {k: v.value for k, v in materialization.metadata.items()}
+            assert (shown["shadow version"], shown["shadow outcome"]) == ("1.1.0", "passed")
+            assert shown["shadow rollout"] == "promoted", "a shadow period of 1 run is done"
+            zero = {"new": 0, "revised": 0, "moved": 0, "missing": 0}
+            assert shown["shadow diff"] == dict.fromkeys(SERIES, zero)
+            last = store_runs(api.engine, UK)[-1]
+            assert last["version_id"] == status.approved_version_id
+            assert (
+                stored_records(api.engine) == kept == {(status.approved_digest, n) for _, n in kept}
+            )
     empty_plugin_tables(api.engine)
+
+
+SERIES = ("england-and-wales", "northern-ireland", "scotland")
+
+
+def stored_records(engine: Engine) -> set[tuple[str, int]]:
+    """The plug-in's records as (the digest of the version that wrote it, id)."""
+    with engine.connect() as conn:
+        rows = conn.execute(
+            select(records.c.digest, records.c.id).where(records.c.plugin_id == UK)
+        ).all()
+    return {(d, i) for d, i in rows}
 
 
 def json_text(row: dict) -> str:

@@ -33,6 +33,8 @@ SPEC_MOVES = {
     # approved: publish; the previous version is marked superseded.
     (U.APPROVED, U.PUBLISHED),
     (U.PUBLISHED, U.SUPERSEDED),
+    # the publisher's roll back after a rollout's promotion publishes the superseded one again.
+    (U.SUPERSEDED, U.PUBLISHED),
     # withdraw (publisher) from any state before publishing; a newer upload submitted in its
     # place; retiring the plug-in.
     (U.CHECKING, U.WITHDRAWN),

@@ -67,7 +67,7 @@ test("an unknown method, a line that is not JSON, a batch and an invalid message
     const listed = await s.ask(4, "tools/list", { _meta: META });
     const errors = s.lines.slice(1, -1).map((l) => JSON.parse(l));
     assert.deepEqual(errors.map((m) => [m.id, m.error.code]), [[null, -32700], [null, -32600], [3, -32600], [null, -32600]]);
-    assert.equal(listed.result.tools.length, 15, "and the server still answers");
+    assert.equal(listed.result.tools.length, 18, "and the server still answers");
     // A tool it does not have, and arguments that are not an object: errors of the protocol.
     assert.equal((await s.ask(5, "tools/call", { _meta: META, name: "frobnicate", arguments: {} })).error.code, -32602);
     assert.equal((await s.ask(6, "tools/call", { _meta: META, name: "check", arguments: [] })).error.code, -32602);
@@ -152,7 +152,7 @@ test("a cancelled call is not answered and its fetcher is stopped; two calls in 
     const digest = await s.ask(2, "tools/call", { _meta: META, name: "digest", arguments: { folder: EXAMPLE } });
     assert.equal(digest.result.structuredContent.ok, true);
     s.notify("notifications/cancelled", { requestId: 1, reason: "the agent moved on" });
-    assert.equal((await s.ask(3, "tools/list", { _meta: META })).result.tools.length, 15);
+    assert.equal((await s.ask(3, "tools/list", { _meta: META })).result.tools.length, 18);
     const began = Date.now();
     assert.equal(await s.close(), 0);
     // The server ends once its calls have: the cancelled check's fetcher was stopped, not
@@ -225,4 +225,39 @@ test("standard output carries protocol messages only; the tool's words and logs 
   assert.equal(s.lines.length, 5);
   assert.match(s.stderr(), /almanac-plugin: PLG-RUN-FAILED: pack: refused/);
   assert.match(s.stderr(), /almanac-plugin mcp: check: answered/);
+});
+
+test("publish takes a shadow period, and promote, stop and rollback are tools; an agent without publishing is refused each with AGENT_MAY_NOT_PUBLISH and its next", async () => {
+  const refusal = { status: 403, body: { type: "", title: "The agent may not publish", status: 403, detail: "this agent was approved without publishing", code: "AGENT_MAY_NOT_PUBLISH" } };
+  const stand = await standIn([refusal]);
+  const s = serve({ env: stand.env });
+  try {
+    const listed = (await s.ask(1, "tools/list", { _meta: META })).result.tools;
+    const byName = new Map(listed.map((t) => [t.name, t]));
+    assert.deepEqual(byName.get("publish").inputSchema.properties.shadow, { type: "integer", minimum: 0, maximum: 5, description: byName.get("publish").inputSchema.properties.shadow.description });
+    for (const name of ["promote", "stop", "rollback"]) assert.deepEqual(byName.get(name).inputSchema.required, ["reason"], name);
+    const tooLong = (await s.ask(2, "tools/call", { _meta: META, name: "publish", arguments: { version: 7, shadow: 6 } })).result;
+    assert.equal(tooLong.structuredContent.error.code, "REQUEST-INVALID");
+    const noReason = (await s.ask(3, "tools/call", { _meta: META, name: "stop", arguments: { plugin: "uk-bank-holidays" } })).result;
+    assert.equal(noReason.structuredContent.error.code, "REQUEST-INVALID");
+    assert.equal(stand.seen.length, 0, "a call the schema refuses sends nothing");
+    const calls = [
+      ["publish", { version: 7, shadow: 2 }, "/uploads/7/publish"],
+      ["promote", { plugin: "uk-bank-holidays", reason: "the diff is right" }, "/plugins/uk-bank-holidays/rollout/promote"],
+      ["stop", { plugin: "uk-bank-holidays", reason: "not now" }, "/plugins/uk-bank-holidays/rollout/stop"],
+      ["rollback", { plugin: "uk-bank-holidays", reason: "readers confused" }, "/plugins/uk-bank-holidays/rollout/roll-back"],
+    ];
+    for (const [n, [name, args, path]] of calls.entries()) {
+      const called = (await s.ask(10 + n, "tools/call", { _meta: META, name, arguments: args })).result;
+      assert.equal(called.isError, true, name);
+      const { code, next } = called.structuredContent.error;
+      assert.equal(code, "AGENT_MAY_NOT_PUBLISH", name);
+      assert.match(next, /an owner or admin does it in the portal/, name);
+      assert.match(next, new RegExp(`login --server ${stand.url}\\), then node \\S+almanac-plugin\\.mjs ${name} `), name);
+      assert.ok(stand.seen.at(-1).url.endsWith(path), `${name}: ${stand.seen.at(-1).url}`);
+    }
+  } finally {
+    await s.close();
+    await stand.close();
+  }
 });

@@ -9,7 +9,7 @@ from typing import Any
 
 import dagster as dg
 
-from almanac.assets.tags import POOL, TAG_RECORDED, asset_key, request_facts
+from almanac.assets.tags import POOL, TAG_RECORDED, TAG_SHADOW, asset_key, request_facts
 from almanac.orchestration.catalog import CatalogEntry, group_name
 from almanac.orchestration.pipeline import NotRunnable, PreparedRun, RunFailed, RunPipeline
 
@@ -106,14 +106,24 @@ class StoreWriter(dg.IOManager):
             _mark_recorded(instance, context.run_id, str(exc.run_id))
             raise dg.Failure(description=exc.reason, metadata={"store run": exc.run_id}) from exc
         _mark_recorded(instance, context.run_id, str(result.run_id))
-        context.add_output_metadata(
-            {
-                "store run": result.run_id,
-                "state": str(result.state),
-                **result.counts.as_dict(),
-                "held series": [h.series for h in result.held],
-            }
-        )
+        metadata: dict[str, Any] = {
+            "store run": result.run_id,
+            "state": str(result.state),
+            **result.counts.as_dict(),
+            "held series": [h.series for h in result.held],
+        }
+        shadow = obj.shadow_outcome
+        if shadow is not None:
+            # A shadow pair is one run writing once: the tag says a shadow version ran beside
+            # it, the metadata what it found; nothing of it is a materialization.
+            instance.add_run_tags(context.run_id, {TAG_SHADOW: _tag_value(shadow.version)})
+            metadata["shadow version"] = shadow.version
+            metadata["shadow outcome"] = "passed" if shadow.shadow.passed else "failed"
+            metadata["shadow rollout"] = str(shadow.state)
+            metadata["shadow diff"] = shadow.shadow.summary
+            if shadow.shadow.reason:
+                metadata["shadow reason"] = shadow.shadow.reason
+        context.add_output_metadata(metadata)
 
     def load_input(self, context: dg.InputContext) -> Any:
         raise NotImplementedError(

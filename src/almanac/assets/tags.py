@@ -22,6 +22,9 @@ TAG_SCHEDULED_FOR = "almanac/scheduled-for"
 TAG_RECORDED = "almanac/recorded"
 """Set on a Dagster run once the run's outcome is kept in the store (a store run id, or
 `skipped` when the plug-in was not allowed to run): the run-failure sensor leaves it alone."""
+TAG_SHADOW = "almanac/shadow"
+"""Set on a plug-in's run when a rollout's shadow version ran beside it (its version): the
+run's one write is the current version's (README, Rollouts)."""
 BACKFILL_TAG = "dagster/backfill"
 PARTITION_TAG = "dagster/partition"
 

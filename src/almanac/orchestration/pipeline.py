@@ -8,6 +8,7 @@ the plug-in shows Failing (a backfill changes no state, DECISIONS 8).
 
 from __future__ import annotations
 
+import logging
 import shutil
 import tempfile
 import time
@@ -20,6 +21,7 @@ from typing import Any, NoReturn, Protocol
 from zoneinfo import ZoneInfo
 
 from sqlalchemy import Engine
+from sqlalchemy.orm import Session
 
 from almanac.orchestration.due import RUNNABLE
 from almanac.platform.clock import Clock
@@ -28,6 +30,14 @@ from almanac.platform.contract.digest import digest_of_files
 from almanac.platform.contract.manifest import Manifest, parse_manifest
 from almanac.platform.contract.records import check_batch
 from almanac.platform.lifecycle import RunTrigger
+from almanac.platform.mail import Mailer, send_all
+from almanac.platform.publishing.publication.rollouts import (
+    ShadowCode,
+    ShadowOutcome,
+    record_shadow_run,
+    shadow_code,
+    shadows_run,
+)
 from almanac.platform.store.plugins import UnknownPlugin, plugin_status
 from almanac.platform.store.reading import series_state
 from almanac.platform.store.versions import ApprovedCode, approved_code
@@ -42,6 +52,8 @@ from almanac.platform.store.write import (
 from almanac.sandbox.download import DownloadError, Downloads, Source
 from almanac.sandbox.limits import RoomLimits
 from almanac.sandbox.room import RoomRefused, RoomResult
+
+log = logging.getLogger(__name__)
 
 
 class Downloader(Protocol):
@@ -97,6 +109,20 @@ class PreparedRun:
     facts: RunFacts
     batch: list[dict[str, Any]]
     timings: dict[str, float] = field(default_factory=dict)
+    shadow: ShadowAttempt | None = None
+    """The shadow version's run on the same downloads, when a rollout is shadowing."""
+    shadow_outcome: ShadowOutcome | None = None
+    """What keeping the shadow run changed, once the batch is written."""
+
+
+@dataclass(frozen=True, slots=True)
+class ShadowAttempt:
+    """The shadow version's run: its checked records, or why it failed; its time."""
+
+    rollout_id: int
+    batch: list[dict[str, Any]] | None
+    failure: str | None
+    seconds: float
 
 
 def context_moment(today: date, zone: str, now: datetime) -> datetime:
@@ -119,8 +145,12 @@ class RunPipeline:
         room: Room,
         clock: Clock = lambda: datetime.now(UTC),
         work_dir: Path | None = None,
+        mailer: Mailer | None = None,
+        base_url: str,
     ) -> None:
         self.engine = engine
+        self.mailer = mailer
+        self.base_url = base_url
         self.downloader = downloader
         self.room = room
         self.clock = clock
@@ -162,6 +192,11 @@ class RunPipeline:
             )
         context = self._run_context(manifest, request.today, started)
         facts = replace(facts, backfill=bool(context["backfill"]))
+        shadow = (
+            self._shadow_code(manifest.id)
+            if shadows_run(facts.trigger, backfill=facts.backfill)
+            else None
+        )
         work = Path(tempfile.mkdtemp(prefix="almanac-run-", dir=self.work_dir))
         try:
             downloads = self._download(code, facts, manifest, request.today, work)
@@ -169,11 +204,15 @@ class RunPipeline:
             timings["room_start"] = time.perf_counter()
             result = self._run_room(code, facts, manifest, downloads, context)
             timings["room_end"] = time.perf_counter()
+            facts = replace(facts, node_version=result.node_version, layers=result.layers)
+            batch = self._checked_batch(code, facts, manifest, result, request.today)
+            timings["checked"] = time.perf_counter()
+            attempt = None
+            if shadow is not None:
+                attempt = self._shadow(shadow, downloads, request.today, started, work)
+                timings["shadow"] = attempt.seconds
         finally:
             shutil.rmtree(work, ignore_errors=True)
-        facts = replace(facts, node_version=result.node_version, layers=result.layers)
-        batch = self._checked_batch(code, facts, manifest, result, request.today)
-        timings["checked"] = time.perf_counter()
         return PreparedRun(
             plugin_id=manifest.id,
             version_id=code.version_id,
@@ -182,7 +221,67 @@ class RunPipeline:
             facts=facts,
             batch=batch,
             timings=timings,
+            shadow=attempt,
         )
+
+    def _shadow_code(self, plugin_id: str) -> ShadowCode | None:
+        with Session(self.engine) as db:
+            return shadow_code(db, plugin_id)
+
+    def _shadow(
+        self,
+        code: ShadowCode,
+        downloads: Downloads,
+        today: date,
+        started: datetime,
+        work: Path,
+    ) -> ShadowAttempt:
+        """The shadow half of a shadow pair (README, Rollouts): the new version in the locked
+        room on the files the current version's run downloaded (a source it alone declares is
+        downloaded beside them), its batch checked against its own manifest. It writes nothing;
+        a failure is its outcome, never the run's."""
+        began = time.perf_counter()
+
+        def failed(reason: str) -> ShadowAttempt:
+            return ShadowAttempt(code.rollout_id, None, reason, time.perf_counter() - began)
+
+        try:
+            sources = self._shadow_sources(code.manifest, downloads, today, work)
+            context = self._run_context(code.manifest, today, started)
+            result = self.room.run(
+                code.files, sources, context, RoomLimits.for_manifest(code.manifest)
+            )
+        except DownloadError as exc:
+            return failed(exc.reason)
+        except RoomRefused as exc:
+            return failed(f"the locked room refused to run: {exc}")
+        if not result.ok:
+            return failed(result.reason or f"the fetcher exited with code {result.exit_code}")
+        checked = check_batch(result.lines(), code.manifest, today)
+        if not checked.ok:
+            return failed(checked.reason() or "the batch breaks a rule")
+        return ShadowAttempt(code.rollout_id, checked.records, None, time.perf_counter() - began)
+
+    def _shadow_sources(
+        self, manifest: Manifest, downloads: Downloads, today: date, work: Path
+    ) -> dict[str, Path]:
+        """The shadow version's sources by name: the same downloaded file where it declares the
+        same name and address as the current version, else its own download."""
+        have = {(s.name, s.url): s.path for s in downloads.sources}
+        paths: dict[str, Path] = {}
+        extra: list[Source] = []
+        for source in manifest.sources:
+            found = have.get((source.name, source.url))
+            if found is None:
+                extra.append(Source(source.name, source.url, source.max_bytes))
+            else:
+                paths[source.name] = found
+        if extra:
+            own = work / "shadow"
+            own.mkdir()
+            more = self.downloader.download(extra, today=today, work_dir=own)
+            paths.update({s.name: s.path for s in more.sources})
+        return paths
 
     def _checked_manifest(self, code: ApprovedCode, facts: RunFacts) -> Manifest:
         """The approved manifest, once the stored files hash to the approved digest again ("What
@@ -287,7 +386,45 @@ class RunPipeline:
             )
             raise RunFailed(short_reason(reason), run_id) from exc
         prepared.timings["written"] = time.perf_counter()
+        if prepared.shadow is not None:
+            prepared.shadow_outcome = self._record_shadow(prepared, result.run_id, facts.now)
         return result
+
+    def _record_shadow(
+        self, prepared: PreparedRun, run_id: int, now: datetime
+    ) -> ShadowOutcome | None:
+        """Keep the shadow run beside the written run `run_id` (compared with what it has just
+        written) and send the hold's mail (linking the rollout under `base_url`).
+
+        A failure to keep it is logged and the run goes on as a success. The current version's
+        batch is already committed in its own transaction and is what readers get, whatever the
+        shadow did: failing the run would send the 30-minute retry after a run that succeeded
+        and mark the plug-in Failing for a fault of the rollout's bookkeeping, and undoing the
+        write is not possible nor wanted. Nothing is lost either: no shadow run is kept, so the
+        rollout's count does not move and the next scheduled run shadows again; the log line
+        names the run for the operators."""
+        attempt = prepared.shadow
+        assert attempt is not None
+        try:
+            with Session(self.engine) as db:
+                outcome = record_shadow_run(
+                    db,
+                    attempt.rollout_id,
+                    run_id=run_id,
+                    today=prepared.facts.today,
+                    batch=attempt.batch,
+                    failure=attempt.failure,
+                    seconds=attempt.seconds,
+                    now=now,
+                    base_url=self.base_url,
+                )
+                db.commit()
+        except Exception:
+            log.exception("the shadow run beside run %s was not kept", run_id)
+            return None
+        if self.mailer is not None:
+            send_all(self.mailer, outcome.mails, now)
+        return outcome
 
     def run(self, request: RunRequestFacts) -> WriteResult:
         """`prepare` then `write`, for callers without an orchestrator (tests, benchmarks)."""

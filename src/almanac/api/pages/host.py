@@ -49,6 +49,8 @@ from almanac.platform.accounts.models import InvitationRequest
 from almanac.platform.alerts import send as alerts
 from almanac.platform.publishing.identity import invitations
 from almanac.platform.publishing.publication import listings
+from almanac.platform.publishing.publication.rollout_states import host_stops
+from almanac.platform.publishing.publication.rollouts import rollouts_in_progress
 from almanac.platform.publishing.uploads.check_queue import network_outage
 from almanac.platform.publishing.uploads.network import RETRY_WITHOUT_PROBE
 from almanac.platform.store import moves
@@ -98,6 +100,7 @@ def _list_context(db: Session, ctx: Context, now: datetime, days: int = 1) -> di
         "retry_minutes": int(RETRY_WITHOUT_PROBE.total_seconds() // 60),
         "requests": accounts.open_requests(db),
         "alerts": alerts.sent_alerts(db, limit=20),
+        "rollouts": rollouts_in_progress(db),
         "dagster": {p.id: dagster_asset_url(ctx.settings, p.id) for p in listed},
         "done": None,
         "error": None,
@@ -294,6 +297,7 @@ def _takedown(
     moves.set_taken_down(
         conn, pid, True, reason=body.reason, note=body.note, message=body.message, by=by, now=now
     )
+    host_stops(db, pid, "takedown", by=by, now=now)
 
 
 def _takedown_restore(
@@ -307,6 +311,7 @@ def _off_shelf(
     conn: Connection, db: Session, pid: str, form: FormData, by: str, now: datetime
 ) -> None:
     moves.set_shelved(conn, pid, True, by=by, now=now)
+    host_stops(db, pid, "shelf", by=by, now=now)
 
 
 def _on_shelf(

@@ -29,8 +29,16 @@ from almanac.api.pages.common import (
     text_field,
 )
 from almanac.api.pages.documents import document_html
+from almanac.api.pages.review import shadow_diff_view
 from almanac.api.schemas import RowIdPath
-from almanac.api.schemas.portal import AgreementVersionPath, DomainIn, PluginIdIn, RetireIn
+from almanac.api.schemas.portal import (
+    AgreementVersionPath,
+    DomainIn,
+    PluginIdIn,
+    PublishIn,
+    RetireIn,
+    RolloutMoveIn,
+)
 from almanac.platform import accounts, agents, audience, figures
 from almanac.platform.accounts import Account
 from almanac.platform.accounts.organizations import MANAGERS
@@ -40,7 +48,7 @@ from almanac.platform.mail import send_all
 from almanac.platform.publishing.identity import agreement, domains, ids
 from almanac.platform.publishing.identity.roles import require_member
 from almanac.platform.publishing.models import Attestation, UploadState
-from almanac.platform.publishing.publication import listings, notices, publication
+from almanac.platform.publishing.publication import listings, notices, publication, rollouts
 from almanac.platform.publishing.review import gate, submission
 from almanac.platform.publishing.review.submission import ATTESTATION_WORDS
 from almanac.platform.publishing.uploads import uploads
@@ -58,6 +66,11 @@ DONE = {
     "attested": "Attestations made.",
     "submitted": "Submitted for review.",
     "published": "Published: it runs within minutes and readers move to it.",
+    "shadowing": "Published with a shadow period: it runs beside the current version, writing "
+    "nothing, and readers get it once its shadow runs pass.",
+    "rollout-promote": "Promoted: it is the current version; readers move to it at the next run.",
+    "rollout-stop": "Rollout stopped: the current version keeps running.",
+    "rollout-roll-back": "Rolled back: the version before is current again.",
     "withdrawn": "Withdrawn.",
     "rechecks": "Its checks run again.",
     "unpublish": "Unpublished: nobody new can install it; its readers keep it.",
@@ -387,11 +400,27 @@ def submit(
 
 UploadMove = Callable[[Session, int, Account, int, datetime], object]
 UPLOAD_MOVES: dict[str, tuple[UploadMove, str]] = {
-    "publish": (publication.publish, "published"),
     "withdraw": (uploads.withdraw, "withdrawn"),
     "checks": (uploads.rerun_checks, "rechecks"),
 }
 """The upload moves of one shape (organization, actor, upload, moment) and what the page says."""
+
+
+@router.post("/{organization_id}/uploads/{upload_id}/publish")
+def publish_upload(
+    organization_id: RowIdPath,
+    upload_id: RowIdPath,
+    form: Form,
+    account: PageAccount,
+    db: Db,
+    now: Now,
+) -> Response:
+    """Publish, at once or with the shadow period chosen (README, Rollouts)."""
+    with refusals():
+        body = PublishIn.model_validate({"shadow": text_field(form, "shadow") or 0})
+        publication.publish(db, organization_id, account, upload_id, now, shadow=body.shadow)
+    db.commit()
+    return _to_upload(organization_id, upload_id, "shadowing" if body.shadow else "published")
 
 
 @router.post("/{organization_id}/uploads/{upload_id}/{move}")
@@ -442,6 +471,8 @@ def plugin_page(
         "history": history,
         "reports": reports,
         "runs": last_runs(db.connection(), plugin_id),
+        "rollouts": rollouts.plugin_rollouts(db, organization_id, account, plugin_id),
+        "rollout_moves": ROLLOUT_PAGE_MOVES,
         "done": DONE.get(done),
         "figures": drawn,
         "figures_src": f"/api/v1/portal/organizations/{organization_id}/plugins/"
@@ -452,6 +483,55 @@ def plugin_page(
         ],
     }
     return render(request, "portal_plugin.html", context, account=account)
+
+
+@router.get("/{organization_id}/plugins/{plugin_id}/shadow-runs/{shadow_id}/diff")
+def shadow_diff_page(
+    request: Request,
+    organization_id: RowIdPath,
+    plugin_id: str,
+    shadow_id: RowIdPath,
+    account: PageAccount,
+    db: Db,
+) -> Response:
+    """A shadow run's full record diff, per series, as the review desk shows a diff."""
+    with refusals():
+        found = rollouts.shadow_diff(db, organization_id, account, plugin_id, shadow_id)
+    back = f"/portal/{organization_id}/plugins/{quote(plugin_id)}"
+    return shadow_diff_view(request, account, found, back, f"Back to {plugin_id}")
+
+
+ROLLOUT_PAGE_MOVES = (
+    ("promote", "Promote now", ("shadowing",)),
+    ("stop", "Stop the rollout", ("shadowing", "held")),
+    ("roll-back", "Roll back", ("promoted",)),
+)
+"""The rollout's moves on the plug-in page and the states in which each is offered."""
+ROLLOUT_MOVES: dict[str, Callable[..., rollouts.RolloutView]] = {
+    "promote": rollouts.promote,
+    "stop": rollouts.stop,
+    "roll-back": rollouts.roll_back,
+}
+
+
+@router.post("/{organization_id}/plugins/{plugin_id}/rollout/{move}")
+def rollout_move(
+    organization_id: RowIdPath,
+    plugin_id: str,
+    move: str,
+    form: Form,
+    account: PageAccount,
+    db: Db,
+    now: Now,
+) -> Response:
+    """Promote early, stop, or roll back, with why, each by its domain function."""
+    if move not in ROLLOUT_MOVES:
+        raise PageRefused(404, "NOT-FOUND", f"no move {move!r} for a rollout")
+    with refusals():
+        body = RolloutMoveIn.model_validate({"reason": text_field(form, "reason")})
+        ROLLOUT_MOVES[move](db, organization_id, account, plugin_id, body.reason, now)
+    db.commit()
+    return _to_plugin(organization_id, plugin_id, f"rollout-{move}")
 
 
 def _to_plugin(organization_id: RowIdPath, plugin_id: str, done: str) -> Response:

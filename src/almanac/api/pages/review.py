@@ -13,8 +13,10 @@ from almanac.api.deps import Context, Db, Now
 from almanac.api.pages.common import Form, PageAccount, redirect, refusals, render, text_field
 from almanac.api.schemas import RowIdPath
 from almanac.api.schemas.review import ReviewDecisionIn
+from almanac.platform.accounts import Account
 from almanac.platform.contract.review import review_sheet
 from almanac.platform.mail import send_all
+from almanac.platform.publishing.publication.rollouts import ShadowDiff
 from almanac.platform.publishing.review import desk
 from almanac.platform.publishing.uploads.diff import diff_table
 
@@ -73,6 +75,32 @@ def version(
         "done": "Decision recorded; the publisher was told." if done == "decided" else None,
     }
     return render(request, "review_version.html", context, account=account)
+
+
+@router.get("/uploads/{upload_id}/shadow-runs/{shadow_id}/diff")
+def shadow_diff(
+    request: Request, upload_id: RowIdPath, shadow_id: RowIdPath, account: PageAccount, db: Db
+) -> Response:
+    """A shadow run's full record diff of the version on the desk."""
+    with refusals():
+        found = desk.reviewed_shadow_diff(db, account, upload_id, shadow_id)
+    back = f"/review/uploads/{upload_id}"
+    return shadow_diff_view(request, account, found, back, "Back to the version")
+
+
+def shadow_diff_view(
+    request: Request, account: Account, found: ShadowDiff, back: str, back_words: str
+) -> Response:
+    """The page of one shadow run's record diff (the portal's and the desk's), drawn with the
+    desk's record diff tables."""
+    context = {
+        "title": f"Shadow run {found.shadow.id} of {found.plugin_id} {found.version}",
+        "found": found,
+        "table": None if found.diff is None else diff_table(found.diff),
+        "back": back,
+        "back_words": back_words,
+    }
+    return render(request, "shadow_diff.html", context, account=account)
 
 
 @router.post("/uploads/{upload_id}/decision")

@@ -47,6 +47,7 @@ from almanac.api.schemas.host import (
 )
 from almanac.platform import figures, hosting
 from almanac.platform.contract.pack import MAX_ARCHIVE_BYTES, check_folder, check_pack
+from almanac.platform.publishing.publication.rollout_states import host_stops
 from almanac.platform.publishing.uploads.check_queue import archive_of_folder, queue_version_checks
 from almanac.platform.store import moves
 from almanac.platform.store.held import decide_held
@@ -335,6 +336,7 @@ def take_down(
             by=operator.email,
             now=now,
         )
+        host_stops(db, plugin_id, "takedown", by=operator.email, now=now)
     return _page_after(db, plugin_id)
 
 
@@ -354,6 +356,7 @@ def take_off_shelf(plugin_id: str, operator: Operator, db: Db, now: Now) -> Host
     does nothing the second time."""
     with _write(db) as conn:
         moves.set_shelved(conn, plugin_id, True, by=operator.email, now=now)
+        host_stops(db, plugin_id, "shelf", by=operator.email, now=now)
     return _page_after(db, plugin_id)
 
 

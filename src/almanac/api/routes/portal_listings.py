@@ -4,9 +4,12 @@ history, the portal's notices, and the reports on the organization's plug-ins.""
 
 from __future__ import annotations
 
-from typing import Annotated
+from collections.abc import Callable
+from datetime import datetime
+from typing import Annotated, Any
 
 from fastapi import APIRouter
+from sqlalchemy.orm import Session
 
 from almanac.api.deps import Actor, Context, Db, Now, Reading, acting
 from almanac.api.schemas import RowIdPath
@@ -15,15 +18,19 @@ from almanac.api.schemas.portal import (
     ListingMoveOut,
     ListingOut,
     NoticeOut,
+    PublishIn,
     RetiredOut,
     RetireIn,
+    RolloutMoveIn,
+    RolloutOut,
     UploadOut,
 )
 from almanac.api.schemas.reader import ReportOut
 from almanac.platform import audience, figures
 from almanac.platform.agents import AgentAction
 from almanac.platform.mail import send_all
-from almanac.platform.publishing.publication import listings, notices, publication
+from almanac.platform.publishing.publication import listings, notices, publication, rollouts
+from almanac.platform.publishing.uploads.diff import structured
 
 router = APIRouter(prefix="/portal", tags=["portal"])
 
@@ -31,6 +38,9 @@ Publishing = Annotated[Actor, acting(AgentAction.PUBLISH)]
 Unpublishing = Annotated[Actor, acting(AgentAction.UNPUBLISH)]
 Relisting = Annotated[Actor, acting(AgentAction.RELIST)]
 Retiring = Annotated[Actor, acting(AgentAction.RETIRE)]
+Promoting = Annotated[Actor, acting(AgentAction.PROMOTE)]
+Stopping = Annotated[Actor, acting(AgentAction.STOP_ROLLOUT)]
+RollingBack = Annotated[Actor, acting(AgentAction.ROLL_BACK)]
 
 
 @router.post(
@@ -43,13 +53,22 @@ def publish_upload(
     ctx: Context,
     db: Db,
     now: Now,
+    body: PublishIn | None = None,
 ) -> UploadOut:
     """Publish an approved version (owners and admins): it becomes the plug-in's approved code
-    at once, its first run is requested, and the version published before is superseded.
-    409 STATE-CONFLICT unless approved; 409 REVIEW-CONTENT-CHANGED when it is not exactly the
-    content approved."""
+    at once, its first run is requested, and the version published before is superseded. With
+    `shadow` 1 to 5 (an update of a live plug-in) it runs beside the current version for that
+    many runs first, writing nothing, and is promoted after them (README, Rollouts).
+    409 STATE-CONFLICT unless approved (or, with a shadow period, unless the plug-in is live);
+    409 REVIEW-CONTENT-CHANGED when it is not exactly the content approved."""
     published = publication.publish(
-        db, organization_id, actor.account, upload_id, now, agent_name=actor.agent_name
+        db,
+        organization_id,
+        actor.account,
+        upload_id,
+        now,
+        agent_name=actor.agent_name,
+        shadow=0 if body is None else body.shadow,
     )
     db.commit()
     return UploadOut.of(published, ctx.settings.base_url)
@@ -177,3 +196,101 @@ def organization_notices(organization_id: RowIdPath, actor: Reading, db: Db) -> 
         NoticeOut.model_validate(n)
         for n in notices.organization_notices(db, organization_id, actor.account)
     ]
+
+
+@router.get(
+    "/organizations/{organization_id}/plugins/{plugin_id}/rollouts",
+    response_model=list[RolloutOut],
+)
+def plugin_rollouts(
+    organization_id: RowIdPath, plugin_id: str, actor: Reading, ctx: Context, db: Db
+) -> list[RolloutOut]:
+    """The plug-in's rollouts, newest first (members): state, shadow runs done of the period,
+    each shadow run's diff counts and a link to its full diff."""
+    return [
+        RolloutOut.of(r, ctx.settings.base_url)
+        for r in rollouts.plugin_rollouts(db, organization_id, actor.account, plugin_id)
+    ]
+
+
+@router.get("/organizations/{organization_id}/plugins/{plugin_id}/shadow-runs/{shadow_id}/diff")
+def shadow_run_diff(
+    organization_id: RowIdPath, plugin_id: str, shadow_id: RowIdPath, actor: Reading, db: Db
+) -> dict[str, Any] | None:
+    """The full record diff of one shadow run (the checks' diff: per series new, revised,
+    moved and missing records, with examples); null when the shadow run failed."""
+    return structured(
+        rollouts.shadow_diff(db, organization_id, actor.account, plugin_id, shadow_id).diff
+    )
+
+
+def _rollout_move(
+    move: Callable[..., rollouts.RolloutView],
+    organization_id: int,
+    plugin_id: str,
+    body: RolloutMoveIn,
+    actor: Actor,
+    ctx: Context,
+    db: Session,
+    now: datetime,
+) -> RolloutOut:
+    view = move(
+        db, organization_id, actor.account, plugin_id, body.reason, now, agent_name=actor.agent_name
+    )
+    db.commit()
+    return RolloutOut.of(view, ctx.settings.base_url)
+
+
+@router.post(
+    "/organizations/{organization_id}/plugins/{plugin_id}/rollout/promote",
+    response_model=RolloutOut,
+)
+def promote_rollout(
+    organization_id: RowIdPath,
+    plugin_id: str,
+    body: RolloutMoveIn,
+    actor: Promoting,
+    ctx: Context,
+    db: Db,
+    now: Now,
+) -> RolloutOut:
+    """Promote the shadowing version now (owners and admins, or an agent allowed to publish):
+    it becomes current as publishing makes it. 409 unless a rollout is shadowing."""
+    return _rollout_move(rollouts.promote, organization_id, plugin_id, body, actor, ctx, db, now)
+
+
+@router.post(
+    "/organizations/{organization_id}/plugins/{plugin_id}/rollout/stop",
+    response_model=RolloutOut,
+)
+def stop_rollout(
+    organization_id: RowIdPath,
+    plugin_id: str,
+    body: RolloutMoveIn,
+    actor: Stopping,
+    ctx: Context,
+    db: Db,
+    now: Now,
+) -> RolloutOut:
+    """Stop the rollout under way (shadowing or held): the current version keeps running.
+    409 when none is under way."""
+    return _rollout_move(rollouts.stop, organization_id, plugin_id, body, actor, ctx, db, now)
+
+
+@router.post(
+    "/organizations/{organization_id}/plugins/{plugin_id}/rollout/roll-back",
+    response_model=RolloutOut,
+)
+def roll_back_rollout(
+    organization_id: RowIdPath,
+    plugin_id: str,
+    body: RolloutMoveIn,
+    actor: RollingBack,
+    ctx: Context,
+    db: Db,
+    now: Now,
+) -> RolloutOut:
+    """After a promotion, go back to the version it superseded, with a reason: its approval
+    stands, it is current at once, the move is recorded and shown at the host. 409 unless the
+    latest rollout is promoted and its version still current."""
+    return _rollout_move(rollouts.roll_back, organization_id, plugin_id, body, actor, ctx, db, now)

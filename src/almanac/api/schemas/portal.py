@@ -17,7 +17,10 @@ from almanac.platform.publishing.identity.domains import CheckRecord, DomainStat
 from almanac.platform.publishing.identity.ids import IdBinding
 from almanac.platform.publishing.identity.invitations import DecisionMade
 from almanac.platform.publishing.models import Attestation, CheckStatus, Verdict
+from almanac.platform.publishing.publication import rollouts
 from almanac.platform.publishing.publication.listings import Retired
+from almanac.platform.publishing.publication.publication import SHADOW_MOST
+from almanac.platform.publishing.publication.rollouts import REASON_MAX
 from almanac.platform.publishing.review import submission
 from almanac.platform.publishing.review.gate import GateAnswer
 from almanac.platform.publishing.uploads import uploads
@@ -486,3 +489,70 @@ class NoticeOut(BaseModel):
     subject: str
     body: str
     at: datetime
+
+
+class PublishIn(BaseModel):
+    """How to publish an approved version: at once (`shadow` 0, the default), or after a
+    shadow period of 1 to 5 runs of an update of a live plug-in (README, Rollouts)."""
+
+    shadow: int = Field(default=0, ge=0, le=SHADOW_MOST)
+
+
+class RolloutMoveIn(BaseModel):
+    """Promote early, stop, or roll back: with why."""
+
+    reason: str = Field(min_length=1, max_length=REASON_MAX)
+
+
+class ShadowRunOut(BaseModel):
+    """One shadow run: the run it shadowed, its outcome, its time, the diff's counts per series
+    and a link to the full diff."""
+
+    model_config = ConfigDict(from_attributes=True)  # rollouts.ShadowRunView, field for field
+
+    id: int
+    run_id: int
+    today: date
+    passed: bool
+    reason: str | None
+    seconds: float
+    at: datetime
+    summary: dict[str, dict[str, int]]
+    removed_series: dict[str, int]
+
+
+class RolloutOut(BaseModel):
+    """A rollout: its state, shadow runs done of its period, each shadow run."""
+
+    id: int
+    organization_id: int
+    plugin_id: str
+    upload_id: int
+    version: str
+    from_version: str
+    state: str
+    shadow_runs: int
+    runs_done: int
+    started_by: str
+    started_at: datetime
+    ended_by: str | None
+    ended_at: datetime | None
+    reason: str | None
+    shadows: list[ShadowRunOut]
+    diff_links: list[str]
+
+    @classmethod
+    def of(cls, found: rollouts.RolloutView, base_url: str) -> RolloutOut:
+        base = (
+            f"{base_url}/api/v1/portal/organizations/{found.organization_id}/plugins/"
+            f"{found.plugin_id}/shadow-runs"
+        )
+        fields = {f: getattr(found, f) for f in cls.model_fields if f not in ("diff_links",)}
+        return cls.model_validate(
+            {
+                **fields,
+                "state": str(found.state),
+                "shadows": [ShadowRunOut.model_validate(s) for s in found.shadows],
+                "diff_links": [f"{base}/{s.id}/diff" for s in found.shadows],
+            }
+        )

@@ -9,7 +9,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from almanac.api.schemas.host import FindingOut
-from almanac.api.schemas.portal import AttestationOut, UploadOut
+from almanac.api.schemas.portal import AttestationOut, ShadowRunOut, UploadOut
 from almanac.platform.publishing.models import Verdict
 from almanac.platform.publishing.review.desk import (
     NOTE_MAX,
@@ -135,6 +135,10 @@ class ReviewedVersionOut(BaseModel):
         description="for a resubmission, the newest earlier upload sent back with changes "
         "requested, and the file diff against it"
     )
+    shadow_runs: list[ShadowRunOut] = Field(
+        description="once published with a shadow period: each shadow run beside the live "
+        "version (outcome, reason, diff counts per series)"
+    )
 
     @classmethod
     def of(cls, found: ReviewedVersion, base_url: str) -> ReviewedVersionOut:
@@ -158,6 +162,7 @@ class ReviewedVersionOut(BaseModel):
                 ReviewDecisionOut.model_validate(d) for d in found.earlier_decisions
             ],
             sent_back=None if found.sent_back is None else SentBackOut.of(found.sent_back),
+            shadow_runs=[ShadowRunOut.model_validate(s) for s in found.shadow_runs],
         )
 
 

@@ -38,6 +38,9 @@ class AgentAction(StrEnum):
     PUBLISH = "publish"
     UNPUBLISH = "unpublish"
     RELIST = "relist"
+    PROMOTE = "promote"
+    STOP_ROLLOUT = "stop-rollout"
+    ROLL_BACK = "roll-back"
     NAME_DOMAIN = "name-domain"
     VERIFY_DOMAIN = "verify-domain"
     ACCEPT_AGREEMENT = "accept-agreement"
@@ -69,6 +72,10 @@ AGENT_RULES: dict[AgentAction, Allowance] = {
     AgentAction.PUBLISH: Allowance.WITH_PUBLISHING,
     AgentAction.UNPUBLISH: Allowance.WITH_PUBLISHING,
     AgentAction.RELIST: Allowance.WITH_PUBLISHING,
+    # A rollout's moves change which version readers get, as publishing does (README, Rollouts).
+    AgentAction.PROMOTE: Allowance.WITH_PUBLISHING,
+    AgentAction.STOP_ROLLOUT: Allowance.WITH_PUBLISHING,
+    AgentAction.ROLL_BACK: Allowance.WITH_PUBLISHING,
     AgentAction.NAME_DOMAIN: Allowance.NEVER,
     AgentAction.VERIFY_DOMAIN: Allowance.NEVER,
     AgentAction.ACCEPT_AGREEMENT: Allowance.NEVER,

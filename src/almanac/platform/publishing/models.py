@@ -13,6 +13,7 @@ from sqlalchemy import (
     Boolean,
     CheckConstraint,
     Date,
+    Float,
     ForeignKey,
     Index,
     Integer,
@@ -387,4 +388,64 @@ class PortalNotice(Base):
     kind: Mapped[str] = mapped_column(String(32))
     subject: Mapped[str] = mapped_column(String(200))
     body: Mapped[str] = mapped_column(Text)
+    at: Mapped[datetime] = mapped_column(UTCDateTime())
+
+
+class RolloutState(StrEnum):
+    """The rollout of a published update with a shadow period (README, Rollouts)."""
+
+    SHADOWING = "shadowing"  # the current version runs; the new one runs beside it, unwritten
+    PROMOTED = "promoted"  # the new version became current
+    HELD = "held"  # a shadow run failed or would withdraw too much: stopped by itself
+    STOPPED = "stopped"  # the publisher stopped it, or a retire, takedown, shelf or newer publish
+    ROLLED_BACK = "rolled_back"  # promoted, then the publisher went back to the version before
+
+
+class Rollout(Base):
+    """An approved upload published with a shadow period of `shadow_runs` runs: it runs beside
+    the current version (`from_version_id`) until promoted, held or stopped. `superseded_upload_id`
+    is the published upload its promotion superseded (the publisher's roll back returns to it)."""
+
+    __tablename__ = "plugin_rollouts"
+    __table_args__ = (
+        CheckConstraint(_in("state", RolloutState), name="state"),
+        CheckConstraint("shadow_runs BETWEEN 1 AND 5", name="shadow_runs"),
+        Index("ix_plugin_rollouts_plugin_id", "plugin_id"),
+    )
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    organization_id: Mapped[int] = mapped_column(ForeignKey("organizations.id"))
+    plugin_id: Mapped[str] = mapped_column(String(48))
+    upload_id: Mapped[int] = mapped_column(ForeignKey("portal_uploads.id"))
+    version: Mapped[str] = mapped_column(String(32))
+    digest: Mapped[str] = mapped_column(String(80))
+    from_version_id: Mapped[int] = mapped_column(
+        BigId, ForeignKey("plugin_versions.id", ondelete="CASCADE")
+    )
+    superseded_upload_id: Mapped[int | None] = mapped_column(ForeignKey("portal_uploads.id"))
+    shadow_runs: Mapped[int] = mapped_column(Integer)
+    state: Mapped[str] = mapped_column(String(16))
+    started_by: Mapped[str] = mapped_column(String(320))
+    started_at: Mapped[datetime] = mapped_column(UTCDateTime())
+    ended_by: Mapped[str | None] = mapped_column(String(320))
+    ended_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
+    reason: Mapped[str | None] = mapped_column(Text)
+
+
+class ShadowRun(Base):
+    """One shadow run of a rollout: the new version on the downloads of the current version's
+    run `run_id`; `passed` False with its `reason` when it failed or would withdraw too much;
+    `diff` the record diff against what that run had just written."""
+
+    __tablename__ = "plugin_shadow_runs"
+    __table_args__ = (Index("ix_plugin_shadow_runs_rollout_id", "rollout_id"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    rollout_id: Mapped[int] = mapped_column(ForeignKey("plugin_rollouts.id", ondelete="CASCADE"))
+    run_id: Mapped[int] = mapped_column(BigId, ForeignKey("runs.id", ondelete="CASCADE"))
+    today: Mapped[date] = mapped_column(Date)
+    passed: Mapped[bool] = mapped_column(Boolean)
+    reason: Mapped[str | None] = mapped_column(Text)
+    diff: Mapped[dict[str, Any] | None] = mapped_column(JSON)
+    seconds: Mapped[float] = mapped_column(Float)
     at: Mapped[datetime] = mapped_column(UTCDateTime())

@@ -253,6 +253,8 @@ class RunChanges:
     misses: dict[int, int] = field(default_factory=dict)
     """New miss counts of the stored records nothing else changes, by id."""
     held: list[HeldDetail] = field(default_factory=list)
+    window_counts: dict[str, int] = field(default_factory=dict)
+    """The records each series' snapshot window holds with this run's (set by `_count_misses`)."""
 
     def rewrite(
         self,
@@ -670,7 +672,7 @@ def _count_misses(
     printed = changes.printed
     moved = changes.moved
     misses = changes.misses
-    in_window: dict[str, int] = {}
+    in_window = changes.window_counts
     third_misses: dict[str, list[StoredRecord]] = {}
     for old in stored:
         bounds = ranges.get(old[_SERIES])

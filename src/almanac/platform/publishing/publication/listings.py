@@ -16,8 +16,9 @@ from almanac.platform.errors import Conflict, Invalid, NotFound
 from almanac.platform.mail import MailMessage
 from almanac.platform.publishing.identity.ids import retire_id
 from almanac.platform.publishing.identity.roles import require_manager, require_member, who
-from almanac.platform.publishing.models import PortalUpload, UploadState
+from almanac.platform.publishing.models import PortalUpload, RolloutState, UploadState
 from almanac.platform.publishing.publication.notices import tell_managers
+from almanac.platform.publishing.publication.rollout_states import end_under_way
 from almanac.platform.publishing.uploads.upload_states import move
 from almanac.platform.store import moves
 from almanac.platform.store.history import RecordedMove, log_move, plugin_moves
@@ -28,6 +29,7 @@ log = logging.getLogger(__name__)
 
 LISTING_MOVES = frozenset(
     {"publish", "unpublish", "relist", "retire", "shelve", "unshelve", "takedown", "restore"}
+    | {f"rollout-{state.value.replace('_', '-')}" for state in RolloutState}
 )
 """The moves of a plug-in's history that act on its listing."""
 
@@ -227,6 +229,7 @@ def retire(
         upload.withdrawn_at = now
         withdrawn.append(upload.id)
     db.flush()
+    end_under_way(db, plugin_id, reason="the plug-in was retired", by=actor.email, now=now)
     moves.retire(db.connection(), plugin_id, by=actor.email, now=now)
     retire_id(db, plugin_id, actor.email, now)
     body = (

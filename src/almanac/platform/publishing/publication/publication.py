@@ -13,15 +13,18 @@ from sqlalchemy.orm import Session
 
 from almanac.platform.accounts.models import Account
 from almanac.platform.contract.pack import check_code, read_pack
-from almanac.platform.errors import Conflict
+from almanac.platform.errors import Conflict, Invalid
 from almanac.platform.hosting import register_code
 from almanac.platform.publishing.identity.roles import require_manager, who
 from almanac.platform.publishing.models import (
     PortalUpload,
     ReviewDecision,
+    Rollout,
+    RolloutState,
     UploadState,
     Verdict,
 )
+from almanac.platform.publishing.publication.rollout_states import end_under_way, move_rollout
 from almanac.platform.publishing.publication.storefront import listing_words
 from almanac.platform.publishing.uploads.review_information import reviewed_digest
 from almanac.platform.publishing.uploads.upload_states import move
@@ -39,6 +42,11 @@ from almanac.platform.store.plugins import plugin_status
 from almanac.platform.store.tables import plugins
 
 log = logging.getLogger(__name__)
+
+SHADOW_MOST = 5
+"""The longest shadow period, in runs (README, Rollouts)."""
+LIVE_STATES = ("approved", "failing")
+"""The plug-in states in which an approved version runs on its schedule."""
 
 
 def _approval(db: Session, upload: PortalUpload) -> ReviewDecision:
@@ -60,14 +68,10 @@ def _approval(db: Session, upload: PortalUpload) -> ReviewDecision:
     return decision
 
 
-def publish_approved(db: Session, upload: PortalUpload, by: str, now: datetime) -> None:
-    """Publish an approved upload, by a person or automatically (`by` says who: the publisher,
-    and its agent). Refused when its content is not exactly what the reviewer approved
-    (REVIEW-CONTENT-CHANGED), and when the plug-in is retired, taken down or removed at the
-    host (STATE-CONFLICT). The code is registered (by `by`) and approved by the digest the
-    reviewer approved in the same transaction: the reviewer's approval of that digest is the
-    person's approval of "What the service does" 4, kept in the host's history as the
-    reviewer's, so the run starts at once and readers move to it with that run."""
+def publishable(db: Session, upload: PortalUpload) -> ReviewDecision:
+    """The reviewer's approval of `upload`, once it may be published now: refused when its
+    content is not exactly what the reviewer approved (REVIEW-CONTENT-CHANGED), and when the
+    plug-in is retired, taken down or removed at the host (STATE-CONFLICT)."""
     decision = _approval(db, upload)
     if decision.reviewed != reviewed_digest(db, upload):
         raise Conflict(
@@ -75,18 +79,36 @@ def publish_approved(db: Session, upload: PortalUpload, by: str, now: datetime) 
             f"{decision.reviewed}; only exactly the reviewed content is published",
             code="REVIEW-CONTENT-CHANGED",
         )
-    conn = db.connection()
-    flags = conn.execute(
-        select(plugins.c.retired, plugins.c.taken_down, plugins.c.state).where(
-            plugins.c.id == upload.plugin_id
+    flags = (
+        db.connection()
+        .execute(
+            select(plugins.c.retired, plugins.c.taken_down, plugins.c.state).where(
+                plugins.c.id == upload.plugin_id
+            )
         )
-    ).first()
+        .first()
+    )
     if flags is not None and (flags.retired or flags.taken_down or flags.state == "removed"):
         what = "retired" if flags.retired else "taken down" if flags.taken_down else "removed"
         raise Conflict(
             f"plug-in {upload.plugin_id} is {what}; it is not published again",
             code="STATE-CONFLICT",
         )
+    return decision
+
+
+def publish_approved(
+    db: Session, upload: PortalUpload, by: str, now: datetime, *, rollout_id: int | None = None
+) -> None:
+    """Publish an approved upload, by a person or automatically (`by` says who: the publisher,
+    and its agent), once `publishable`; a rollout of the plug-in under way other than
+    `rollout_id`'s is stopped, replaced by this version (recorded). The code is registered
+    (by `by`) and approved by the digest the reviewer approved in the same transaction: the
+    reviewer's approval of that digest is the person's approval of "What the service does" 4,
+    kept in the host's history as the reviewer's, so the run starts at once and readers move
+    to it with that run."""
+    decision = publishable(db, upload)
+    conn = db.connection()
     unpacked = read_pack(upload.archive)
     code = check_code(unpacked.folder, unpacked.files, unpacked.pack_info)
     assert code.digest == upload.digest, "an upload's archive is kept as sent"
@@ -114,6 +136,14 @@ def publish_approved(db: Session, upload: PortalUpload, by: str, now: datetime) 
     ):
         move(earlier, UploadState.SUPERSEDED)
     move(upload, UploadState.PUBLISHED)
+    end_under_way(
+        db,
+        upload.plugin_id,
+        reason=f"version {upload.version} (upload {upload.id}) was published in its place",
+        by=by,
+        now=now,
+        keep=rollout_id,
+    )
     upload.published_by = by
     upload.published_at = now
     raw_listing = unpacked.files.get(LISTING_FILE)
@@ -153,10 +183,77 @@ def publish(
     now: datetime,
     *,
     agent_name: str | None = None,
+    shadow: int = 0,
 ) -> UploadView:
     """Owners and admins (or an agent allowed to publish, `agent_name`) publish an approved
-    upload."""
+    upload: at once, or with a shadow period of `shadow` runs (1 to 5) when it updates a live
+    plug-in (README, Rollouts)."""
     require_manager(db, organization_id, actor, "publish versions")
     upload = upload_row(db, organization_id, upload_id)
-    publish_approved(db, upload, who(actor, agent_name), now)
+    if shadow:
+        start_rollout(db, upload, shadow, who(actor, agent_name), now)
+    else:
+        publish_approved(db, upload, who(actor, agent_name), now)
     return _upload_view(db, upload)
+
+
+def start_rollout(db: Session, upload: PortalUpload, shadow: int, by: str, now: datetime) -> None:
+    """Publish `upload` with a shadow period: for the plug-in's next `shadow` runs (1 to 5) its
+    current version runs and writes as always, and this version runs beside it on the same
+    downloads, writing nothing, until promoted, held or stopped (README, Rollouts). Refused
+    (STATE-CONFLICT) unless the plug-in is live (an approved version that runs) and the upload
+    `publishable`; a rollout already under way is replaced (recorded)."""
+    if not 1 <= shadow <= SHADOW_MOST:
+        raise Invalid(
+            f"shadow: a shadow period is 1 to {SHADOW_MOST} runs (0 publishes at once), "
+            f"not {shadow}"
+        )
+    publishable(db, upload)
+    conn = db.connection()
+    live = conn.execute(
+        select(plugins.c.approved_version_id, plugins.c.state).where(
+            plugins.c.id == upload.plugin_id
+        )
+    ).first()
+    if live is None or live.approved_version_id is None or live.state not in LIVE_STATES:
+        raise Conflict(
+            f"plug-in {upload.plugin_id} is not live: a shadow period compares an update with "
+            "the running version; publish it without one",
+            code="STATE-CONFLICT",
+        )
+    replaced = end_under_way(
+        db,
+        upload.plugin_id,
+        reason=f"version {upload.version} (upload {upload.id}) was published in its place",
+        by=by,
+        now=now,
+    )
+    rollout = Rollout(
+        organization_id=upload.organization_id,
+        plugin_id=upload.plugin_id,
+        upload_id=upload.id,
+        version=upload.version,
+        digest=upload.digest,
+        from_version_id=live.approved_version_id,
+        shadow_runs=shadow,
+        started_by=by,
+        started_at=now,
+    )
+    move_rollout(rollout, RolloutState.SHADOWING)
+    db.add(rollout)
+    db.flush()
+    log_move(
+        conn,
+        upload.plugin_id,
+        "rollout-shadowing",
+        by,
+        now,
+        detail={
+            "rollout": rollout.id,
+            "upload": upload.id,
+            "version": upload.version,
+            "shadow_runs": shadow,
+            "replaced": [r.id for r in replaced],
+        },
+    )
+    log.info("upload %s shadows %s for %s runs", upload.id, upload.plugin_id, shadow)

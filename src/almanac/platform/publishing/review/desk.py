@@ -38,8 +38,10 @@ from almanac.platform.publishing.models import (
     UploadState,
     Verdict,
 )
+from almanac.platform.publishing.publication import rollouts
 from almanac.platform.publishing.publication.notices import tell_managers
 from almanac.platform.publishing.publication.publication import publish_approved
+from almanac.platform.publishing.publication.rollouts import ShadowRunView, upload_shadow_runs
 from almanac.platform.publishing.review.gate import is_update
 from almanac.platform.publishing.review.submission import AttestationMade, attestations_of
 from almanac.platform.publishing.uploads.decisions import (
@@ -136,6 +138,8 @@ class ReviewedVersion:
     decisions: tuple[DecisionView, ...]
     earlier_decisions: tuple[DecisionView, ...] = ()
     sent_back: SentBack | None = None
+    shadow_runs: tuple[ShadowRunView, ...] = ()
+    """Its shadow runs beside the live version, once published with a shadow period."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -350,6 +354,7 @@ def reviewed_version(db: Session, reviewer: Account, upload_id: int) -> Reviewed
         decisions=tuple(decisions_of(db, row.id)),
         earlier_decisions=tuple(earlier),
         sent_back=_sent_back(db, row, earlier),
+        shadow_runs=tuple(upload_shadow_runs(db, row.id)),
     )
 
 
@@ -457,3 +462,11 @@ def decide(
     )
     log.info("upload %s %s by reviewer %s", row.id, verdict.value, reviewer.email)
     return Decided(decision_view(decision, row.version), upload_view(db, row), tuple(mails))
+
+
+def reviewed_shadow_diff(
+    db: Session, reviewer: Account, upload_id: int, shadow_id: int
+) -> rollouts.ShadowDiff:
+    """A shadow run of the version on the desk with its full record diff, for a reviewer."""
+    require_reviewer(db, reviewer)
+    return rollouts.upload_shadow_diff(db, upload_id, shadow_id)

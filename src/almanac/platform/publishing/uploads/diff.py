@@ -51,6 +51,8 @@ class RecordDiff:
     today: date
     series: Mapping[str, SeriesDiff]
     removed: Mapping[str, int] = field(default_factory=dict)
+    windows: Mapping[str, int] = field(default_factory=dict)
+    """The records each series' snapshot window would hold (what the Held limits weigh)."""
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -159,7 +161,7 @@ def record_diff(
         key = old[store_write._SERIES]
         if key in removed and not old[store_write._WITHDRAWN]:
             removed[key] += 1
-    return RecordDiff(today, out, removed)
+    return RecordDiff(today, out, removed, dict(changes.window_counts))
 
 
 def structured(diff: Mapping[str, Any] | None) -> dict[str, Any] | None:

@@ -72,7 +72,16 @@ UPLOAD_STEPS: tuple[UploadStep, ...] = (
     ),
     UploadStep("in review: the reviewer rejects", frozenset({U.IN_REVIEW}), U.REJECTED),
     UploadStep("approved: publish", frozenset({U.APPROVED}), U.PUBLISHED),
-    UploadStep("publish: a later version takes its place", frozenset({U.PUBLISHED}), U.SUPERSEDED),
+    UploadStep(
+        "publish: a later version takes its place, or the publisher rolls it back",
+        frozenset({U.PUBLISHED}),
+        U.SUPERSEDED,
+    ),
+    UploadStep(
+        "the publisher rolls back to it (README, Rollouts)",
+        frozenset({U.SUPERSEDED}),
+        U.PUBLISHED,
+    ),
     UploadStep(
         "withdraw (publisher), a newer upload submitted in its place, or retire",
         _BEFORE_PUBLISHING,
@@ -80,7 +89,8 @@ UPLOAD_STEPS: tuple[UploadStep, ...] = (
     ),
 )
 """Every move of an upload's state. Published, superseded and withdrawn are where its story
-ends (a published plug-in is unpublished, retired or taken down through its listing)."""
+ends (a published plug-in is unpublished, retired or taken down through its listing), but for
+a publisher's roll back after a rollout, which swaps the last two published ones."""
 
 _FINAL_RESULTS = frozenset({C.PASSED, C.FAILED})
 

@@ -5,7 +5,7 @@ The history begins now: a baseline row marks the moment for each plug-in registe
 row per choice then standing says what stood, so that the counts from here on start right.
 
 Revision ID: 0019_shown_changes
-Revises: 0017_version_audience
+Revises: 0018_rollouts
 Create Date: 2026-12-12 08:00:00.000000
 """
 
@@ -17,7 +17,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision = "0019_shown_changes"
-down_revision = "0017_version_audience"
+down_revision = "0018_rollouts"
 branch_labels = None
 depends_on = None
 
