@@ -221,6 +221,7 @@ AGENT_MOVES = {
     ("get", "/plugins/{plugin_id}/history"),
     ("get", "/plugins/{plugin_id}/reports"),
     ("get", "/plugins/{plugin_id}/rollouts"),
+    ("get", "/plugins/{plugin_id}/figures"),
     ("get", "/plugins/{plugin_id}/shadow-runs/{shadow_id}/diff"),
     ("get", "/notices"),
 }
@@ -242,6 +243,9 @@ PATH_VALUES: dict[str, Any] = {
     "request_id": 1,
     "version_id": 1,
     "shadow_id": 1,
+    "endpoint_id": 1,
+    "delivery_id": 1,
+    "series": "england-and-wales",
     "version": 1,
     "plugin_id": "uk-bank-holidays",
     "user_code": "BCDF-GHJK",

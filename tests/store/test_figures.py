@@ -37,7 +37,9 @@ def test_figures_count_the_runs_and_records_stored(engine: Engine) -> None:
         ).scalar_one()
         host = operator_figures(conn, 7, now)
         spans = conn.execute(
-            select(runs.c.started_at, runs.c.ended_at).where(runs.c.started_at >= host.since)
+            select(runs.c.started_at, runs.c.ended_at).where(
+                runs.c.started_at >= host.since, runs.c.started_at < host.until
+            )
         ).all()
         with pytest.raises(Invalid, match=r"^days:"):
             publisher_figures(conn, plugin.id, 7, now)

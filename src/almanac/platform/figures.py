@@ -288,7 +288,7 @@ def operator_figures(conn: Connection, days: int, now: datetime) -> OperatorFigu
     run_rows = list(
         conn.execute(
             select(runs.c.started_at, runs.c.ended_at, runs.c.outcome).where(
-                runs.c.started_at >= since
+                runs.c.started_at >= since, runs.c.started_at < until
             )
         )
     )
@@ -300,7 +300,7 @@ def operator_figures(conn: Connection, days: int, now: datetime) -> OperatorFigu
     taken = list(
         conn.execute(
             select(run_requests.c.not_before, run_requests.c.taken_at).where(
-                run_requests.c.taken_at >= since
+                run_requests.c.taken_at >= since, run_requests.c.taken_at < until
             )
         )
     )

@@ -3,12 +3,10 @@ shown once), list, pause, resume, rotate the secret, delete, the delivery log an
 
 from __future__ import annotations
 
-from typing import Annotated
-
-from fastapi import APIRouter, Query, Response, status
+from fastapi import APIRouter, Response, status
 
 from almanac.api.deps import Context, CurrentAccount, Db, Now
-from almanac.api.schemas import RowIdPath
+from almanac.api.schemas import RowIdPath, RowIdQuery
 from almanac.api.schemas.webhooks import DeliveryOut, EndpointIn, EndpointOut, EndpointSecretOut
 from almanac.platform.webhooks import deliveries, endpoints
 
@@ -36,9 +34,7 @@ def register(
 
 
 @router.get("", response_model=list[EndpointOut])
-def listed(
-    account: CurrentAccount, db: Db, organization: Annotated[int | None, Query(ge=1)] = None
-) -> list[EndpointOut]:
+def listed(account: CurrentAccount, db: Db, organization: RowIdQuery = None) -> list[EndpointOut]:
     """The reader's endpoints, or with `organization` that organization's (to its owners and
     admins), oldest first."""
     return [EndpointOut.of(v) for v in endpoints.account_endpoints(db, account, organization)]

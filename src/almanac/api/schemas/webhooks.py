@@ -6,6 +6,7 @@ from datetime import datetime
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from almanac.api.schemas import INTEGER_ID_MAX
 from almanac.platform.webhooks.deliveries import DeliveryView
 from almanac.platform.webhooks.endpoints import (
     MAX_DESCRIPTION,
@@ -23,6 +24,7 @@ class EndpointIn(BaseModel):
     organization: int | None = Field(
         default=None,
         ge=1,
+        le=INTEGER_ID_MAX,
         description="An organization you own or administer: the endpoint is its, for its "
         "members' use, and receives the plug-ins the organization may see.",
     )

@@ -203,14 +203,14 @@ def _failing(conn: Connection, due: Due, now: datetime, base_url: str) -> MailMe
         return None
     conn.execute(update(endpoints).where(endpoints.c.id == due.endpoint_id).values(disabled_at=now))
     owner = conn.execute(select(Account.email).where(Account.id == due.account_id)).scalar_one()
+    page = f"{base_url.rstrip('/')}/account/webhooks"
     return MailMessage(
         to=owner,
         subject="Almanac: your webhook endpoint was disabled",
         body=(
             f"Every delivery to your webhook endpoint {row.url} has failed since "
             f"{since.isoformat()}, so after {DISABLE_AFTER.days} days it is disabled and "
-            "receives no events.\n\nFix the endpoint, then resume it here:\n"
-            f"{base_url.rstrip('/')}/account/webhooks\n"
+            f"receives no events.\n\nFix the endpoint, then resume it here:\n{page}\n"
         ),
     )
 
