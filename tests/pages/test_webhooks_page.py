@@ -1,7 +1,8 @@
 """The reader's webhooks page in Chromium (issue 38): register an endpoint (the secret shown
 once), see a refusal naming the field, pause, resume, rotate, the delivery log with a replay,
-delete; axe at both widths. Endpoint addresses resolve through a table (no DNS leaves the
-machine)."""
+delete; an organization's admin registers and pauses one of its endpoints, which its plain
+members do not see; axe at both widths. Endpoint addresses resolve through a table (no DNS
+leaves the machine)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,9 @@ from datetime import date
 import pytest
 from playwright.sync_api import expect
 from sqlalchemy import Engine
+from sqlalchemy.orm import Session
 
+from almanac.platform import audience
 from almanac.platform.store.engine import write_transaction
 from almanac.platform.webhooks.outbox import fan_out
 from almanac.sandbox.webhooks import EndpointAddressCheck
@@ -21,7 +24,7 @@ from tests.pages.conftest import Browsing, session_cookie
 from tests.pages.test_accessibility import scan
 from tests.sandbox.tls_server import TableResolver
 from tests.webhooks.conftest import HOSTS, empty_webhook_tables
-from tests.webhooks.test_endpoints import stored_plugin, usd
+from tests.webhooks.test_endpoints import example_organization, stored_plugin, usd
 
 
 @pytest.fixture
@@ -81,3 +84,43 @@ def test_a_reader_manages_endpoints_and_replays_a_delivery_in_the_page(
     page.get_by_role("button", name="Delete https://hooks.example.org/almanac").click()
     expect(page.get_by_text("You have no webhook endpoints yet.")).to_be_visible()
     assert reader.get("/api/v1/reader/webhooks").json() == []
+
+
+def test_an_admin_registers_and_pauses_an_organization_endpoint_a_member_sees_none(
+    papi: Api, browsing: Browsing
+) -> None:
+    people, org, listed = example_organization(papi)
+    own = stored_plugin(papi, "private")
+    with Session(papi.engine) as db:
+        audience.set_reader_list(db, own.id, ["adm@example.org"], [], by="host", now=T0)
+        db.commit()
+    cookie = session_cookie(people["adm"])
+    page = browsing.page(cookie=cookie)
+    page.goto("/account/webhooks")
+    expect(page.get_by_text("Example has no webhook endpoints yet.")).to_be_visible()
+    page.get_by_label("Endpoint of").select_option(label="Example")
+    offered = page.get_by_role("group", name="Plug-ins Example may see (an endpoint of Example)")
+    expect(offered.get_by_label(listed.id)).to_be_visible()
+    expect(offered.get_by_label(own.id)).to_have_count(0)
+    expect(page.get_by_role("group", name="Plug-ins you may read")).to_be_hidden()
+    page.get_by_label("Address (https)").fill("https://hooks.example.org/almanac")
+    offered.get_by_label(listed.id).check()
+    page.get_by_role("button", name="Register").click()
+    expect(page.get_by_text("It is shown only now")).to_be_visible()
+    at = {"organization": org}
+    (made,) = people["ada"].get("/api/v1/reader/webhooks", params=at).json()
+    assert (made["organization_id"], made["plugins"]) == (org, [listed.id])
+    assert people["adm"].get("/api/v1/reader/webhooks").json() == [], "not the admin's own"
+    page.goto("/account/webhooks")
+    section = page.locator("ul.endpoints")
+    expect(page.get_by_role("heading", name="Endpoints of Example")).to_be_visible()
+    expect(section).to_contain_text("https://hooks.example.org/almanac")
+    expect(page.get_by_text("You have no webhook endpoints yet.")).to_be_visible()
+    page.get_by_role("button", name="Pause https://hooks.example.org/almanac").click()
+    assert people["ada"].get("/api/v1/reader/webhooks", params=at).json()[0]["paused"] is True
+    assert scan(browsing, cookie, "/account/webhooks", "webhooks-organization") == []
+    member = browsing.page(cookie=session_cookie(people["mem"]))
+    member.goto("/account/webhooks")
+    expect(member.get_by_role("heading", name="Register an endpoint")).to_be_visible()
+    expect(member.get_by_label("Endpoint of")).to_have_count(0)
+    expect(member.get_by_role("heading", name="Endpoints of Example")).to_have_count(0)

@@ -208,8 +208,10 @@ def test_a_failing_and_paused_plugin_tells_its_subscribers(wapi) -> None:
     assert statuses == ["failing", "back", "paused"]
 
 
-def test_an_organizations_owners_and_admins_register_endpoints_its_members_may_not(wapi) -> None:
-    people = {n: wapi.signed_in(f"{n}@example.org") for n in ("ada", "adm", "mem")}
+def example_organization(api) -> tuple[dict[str, Any], int, StoredPlugin]:
+    """Signed-in ada (owner), adm (admin) and mem (member) of the organization Example, its
+    id, and a private plug-in listing it."""
+    people = {n: api.signed_in(f"{n}@example.org") for n in ("ada", "adm", "mem")}
     made = people["ada"].post("/api/v1/organizations", json={"name": "Example"})
     assert made.status_code == 201, made.text
     org = made.json()["id"]
@@ -219,10 +221,16 @@ def test_an_organizations_owners_and_admins_register_endpoints_its_members_may_n
             json={"email": f"{name}@example.org", "role": role},
         )
         assert added.status_code == 201, added.text
-    listed, unlisted = stored_plugin(wapi, "private"), stored_plugin(wapi, "private")
-    with Session(wapi.engine) as db:
+    listed = stored_plugin(api, "private")
+    with Session(api.engine) as db:
         audience.set_reader_list(db, listed.id, [], [org], by="host", now=T0)
         db.commit()
+    return people, org, listed
+
+
+def test_an_organizations_owners_and_admins_register_endpoints_its_members_may_not(wapi) -> None:
+    people, org, listed = example_organization(wapi)
+    unlisted = stored_plugin(wapi, "private")
     body = {"url": URL, "plugins": [listed.id], "organization": org}
     registered = people["adm"].post("/api/v1/reader/webhooks", json=body)
     assert registered.status_code == 201, registered.text

@@ -1,9 +1,12 @@
 """The reader's webhooks page (issue 38): register an endpoint for plug-ins they may read (the
 secret shown once), list, pause, resume, rotate the secret, delete, and each endpoint's
-delivery log with a replay button; over the same domain functions as `routes/webhooks.py`."""
+delivery log with a replay button; over the same domain functions as `routes/webhooks.py`.
+An owner or admin of organizations may register an endpoint for one of them instead (for the
+plug-ins it may see) and finds each organization's endpoints in a section of its own."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any, Literal
 
 from fastapi import APIRouter, Request
@@ -21,13 +24,39 @@ from almanac.api.pages.common import (
 )
 from almanac.api.schemas import RowIdPath
 from almanac.api.schemas.webhooks import EndpointIn
-from almanac.platform.accounts.models import Account
-from almanac.platform.audience.visibility import visible_plugins
+from almanac.platform.accounts.models import Account, Organization
+from almanac.platform.audience.visibility import organization_plugins, visible_plugins
+from almanac.platform.publishing.identity.roles import managed_organizations
 from almanac.platform.webhooks import deliveries, endpoints
-from almanac.platform.webhooks.endpoints import EndpointWithSecret
+from almanac.platform.webhooks.endpoints import EndpointView, EndpointWithSecret
 
 router = APIRouter(include_in_schema=False)
 PAGE = "/account/webhooks"
+
+
+@dataclass(frozen=True, slots=True)
+class OwnerSection:
+    """An organization the reader manages: its endpoints and the plug-ins it may see."""
+
+    organization: Organization
+    endpoints: list[EndpointView]
+    plugins: list[str]
+
+    @property
+    def field(self) -> str:
+        """The name of its plug-in checkboxes in the register form."""
+        return f"plugins-{self.organization.id}"
+
+
+def _sections(db: Db, account: Account) -> list[OwnerSection]:
+    return [
+        OwnerSection(
+            organization,
+            endpoints.account_endpoints(db, account, organization.id),
+            [p.id for p in organization_plugins(db, organization.id)],
+        )
+        for organization in managed_organizations(db, account)
+    ]
 
 
 def _context(db: Db, account: Account, **extra: Any) -> dict[str, Any]:
@@ -35,10 +64,11 @@ def _context(db: Db, account: Account, **extra: Any) -> dict[str, Any]:
     return {
         "title": "Webhooks",
         "endpoints": endpoints.account_endpoints(db, account),
+        "sections": _sections(db, account),
         "readable": readable,
         "made": None,
         "error": None,
-        "form": {"url": "", "description": "", "plugins": []},
+        "form": {"url": "", "description": "", "plugins": [], "organization": ""},
         "max_endpoints": endpoints.MAX_ENDPOINTS,
         **extra,
     }
@@ -61,11 +91,16 @@ def _shown_once(
 def register_endpoint(
     request: Request, form: Form, account: PageAccount, db: Db, ctx: Context, now: Now
 ) -> Response:
-    """Register as `POST /api/v1/reader/webhooks` does; the secret is on this answer only."""
+    """Register as `POST /api/v1/reader/webhooks` does, for the reader or (`organization`) one
+    of the organizations they manage; the secret is on this answer only."""
+    organization = text_field(form, "organization")
+    # Each owner's plug-ins are checkboxes of their own: the chosen owner's alone count.
+    field = f"plugins-{organization}" if organization else "plugins"
     typed = {
         "url": text_field(form, "url"),
         "description": text_field(form, "description"),
-        "plugins": [p for p in form.getlist("plugins") if isinstance(p, str)],
+        "plugins": [p for p in form.getlist(field) if isinstance(p, str)],
+        "organization": organization or None,
     }
     try:
         with refusals():
@@ -78,11 +113,13 @@ def register_endpoint(
                 description=body.description,
                 addresses=ctx.endpoint_addresses,
                 now=now,
+                organization_id=body.organization,
             )
             db.commit()
     except PageRefused as refusal:
         db.rollback()
-        context = _context(db, account, error=refusal.message, form=typed)
+        shown = {**typed, "organization": organization}
+        context = _context(db, account, error=refusal.message, form=shown)
         return render(request, "webhooks.html", context, status=refusal.status, account=account)
     return _shown_once(request, db, account, made, status=201)
 

@@ -200,14 +200,17 @@ def visible_plugins(
 
 
 def organization_plugins(
-    db: Session, organization_id: int, among: Collection[str]
+    db: Session, organization_id: int, among: Collection[str] | None = None
 ) -> list[ReadablePlugin]:
-    """Of `among`, the plug-ins an organization may see: the public ones and the private ones
-    listing it (what every member in its audience may read; issue 38's organization
-    endpoints)."""
+    """The plug-ins an organization may see, by id (of `among` alone when given): the public
+    ones and the private ones listing it (what every member in its audience may read; issue
+    38's organization endpoints)."""
+    values: dict[str, Any] = {_ORGANIZATION_ID.key: organization_id}
+    if among is None:
+        return [_readable(row) for row in db.execute(_readable_query("organization"), values)]
     if not among:
         return []
-    values = {_ORGANIZATION_ID.key: organization_id, _AMONG.key: sorted(among)}
+    values[_AMONG.key] = sorted(among)
     query = _readable_query("organization", among=True)
     return [_readable(row) for row in db.execute(query, values)]
 

@@ -5,12 +5,13 @@ from __future__ import annotations
 from sqlalchemy.orm import Session
 
 from almanac.platform.accounts.errors import EmailUnverified
-from almanac.platform.accounts.models import Account, Membership
+from almanac.platform.accounts.models import Account, Membership, Organization
 from almanac.platform.accounts.models import OrganizationRole as Role
 from almanac.platform.accounts.organizations import (
     MANAGERS,
     current_membership,
     members,
+    organizations_of,
     visible_organization,
 )
 from almanac.platform.errors import Forbidden
@@ -33,6 +34,14 @@ def require_manager(db: Session, organization_id: int, actor: Account, what: str
     if not actor.verified:
         raise EmailUnverified(f"verify your e-mail address before you {what}")
     return mine
+
+
+def managed_organizations(db: Session, actor: Account) -> list[Organization]:
+    """The organizations `require_manager` lets the actor manage: those it owns or
+    administers, once its e-mail is verified; by id."""
+    if not actor.verified:
+        return []
+    return [org for org, role in organizations_of(db, actor) if role in MANAGERS]
 
 
 def require_not_guest(db: Session, organization_id: int, actor: Account, what: str) -> Membership:
