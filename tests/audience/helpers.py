@@ -100,8 +100,11 @@ class StoredPlugin:
         start = self.now()
         return RunFacts(today=today, trigger=RunTrigger.SCHEDULE, started_at=start, now=self.now())
 
-    def write(self, records: Iterable[Mapping[str, Any]], today: date) -> None:
-        """A successful run printing these records, checked by the contract first."""
+    def write(
+        self, records: Iterable[Mapping[str, Any]], today: date, run: RunFacts | None = None
+    ) -> None:
+        """A successful run printing these records, checked by the contract first; `run` the
+        run's own facts (when it started and ended, why) instead of the next two minutes'."""
         lines = [json.dumps(r, ensure_ascii=False) for r in records]
         batch = check_batch(lines, self.manifest, today)
         assert batch.ok, [p.message for p in batch.problems]
@@ -111,17 +114,17 @@ class StoredPlugin:
             version_id=self.version_id,
             digest=self.digest,
             manifest=self.manifest,
-            run=self.facts(today),
+            run=run or self.facts(today),
             batch=batch.records,
         )
 
-    def fail(self, today: date) -> None:
+    def fail(self, today: date, run: RunFacts | None = None) -> None:
         record_failed_run(
             self.engine,
             plugin_id=self.id,
             version_id=self.version_id,
             digest=self.digest,
-            run=self.facts(today),
+            run=run or self.facts(today),
             reason="could not download rates: HTTP 503",
         )
 

@@ -6,6 +6,7 @@ wheel of the dev extra (its bundled axe.min.js): nothing is downloaded at test t
 from __future__ import annotations
 
 from axe_playwright_python.sync_playwright import Axe
+from playwright.sync_api import expect
 
 from tests.audience.helpers import T0, StoredPlugin, fresh_id
 from tests.pages.conftest import DESK, PHONE, session_cookie
@@ -15,9 +16,10 @@ from tests.pages.test_reader_pages import CASE, busy_month, shot, stored_case
 AXE = Axe()
 
 
-def scan(browsing, cookie: str | None, path: str, name: str) -> list[str]:  # type: ignore[no-untyped-def]
+def scan(browsing, cookie: str | None, path: str, name: str, *, charts: bool = False) -> list[str]:  # type: ignore[no-untyped-def]
     """The serious and critical violations of the page at both widths, and its console's CSP
-    complaints; screenshots `<name>-desk.png` and `<name>-phone.png`."""
+    complaints; screenshots `<name>-desk.png` and `<name>-phone.png`. With `charts`, once
+    every chart is drawn (its legend and canvas are scanned too)."""
     found = []
     for label, size in (("desk", DESK), ("phone", PHONE)):
         page = browsing.page(cookie=cookie, size=size)
@@ -30,6 +32,8 @@ def scan(browsing, cookie: str | None, path: str, name: str) -> list[str]:  # ty
         )
         page.goto(path)
         page.wait_for_load_state("load")
+        if charts:
+            expect(page.locator(".chart-canvas:not([data-drawn])")).to_have_count(0)
         shot(page, f"{name}-{label}")
         results = AXE.run(page)
         for violation in results.response["violations"]:

@@ -4,10 +4,14 @@ purge with the dry-run counts and the typed id, take down and lift, the private 
 
 from __future__ import annotations
 
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 
-from playwright.sync_api import expect
+from playwright.sync_api import Page, expect
 
+from almanac.platform.lifecycle import RunTrigger
+from almanac.platform.store.engine import write_transaction
+from almanac.platform.store.run_requests import open_run_requests, request_run, take_run_request
+from almanac.platform.store.write import RunFacts
 from tests.api.test_host import UK, empty_plugin_tables
 from tests.audience.helpers import T0, StoredPlugin, example_plugin, example_records, fresh_id
 from tests.pages.conftest import PHONE, session_cookie
@@ -120,6 +124,133 @@ def test_an_operator_approves_by_the_digest_shown_and_runs_the_plugin_page(papi,
     page.get_by_role("status").filter(has_text="Removed").wait_for()
     page.get_by_role("button", name="Restore: approve this digest again").click()
     page.get_by_role("status").filter(has_text="Restored").wait_for()
+
+
+# The host's figures are read at NOW (15:20 UTC): the last day is the 24 hours ending at 16:00.
+NOW = datetime(2029, 11, 14, 15, 20, tzinfo=UTC)
+DAY = NOW.replace(hour=0, minute=0)
+RETRY = timedelta(minutes=30)  # Running rule 4: a failed run leaves a retry this long after
+# A day of runs, hand-counted: (start, seconds it took, succeeded, the request it ran for).
+# Success: 18h, 22h the day before; 02h (the retry), 06h twice, 11h, 12h. Failure: 02h, 09h
+# twice (the retry failed too: a retry leaves no retry), 14h. Durations sorted: 30 30 45 60
+# 90 120 150 200 240 300 600: nearest-rank median 120, 90th 300, 99th 600.
+RUNS = [
+    (DAY - timedelta(hours=6, minutes=-5), 30, True, None),
+    (DAY - timedelta(hours=2, minutes=-5), 45, True, None),
+    (DAY + timedelta(hours=2, minutes=5), 60, False, None),
+    (DAY + timedelta(hours=2, minutes=37, seconds=30), 90, True, "retry"),  # due 02:36:00
+    (DAY + timedelta(hours=6, minutes=5), 120, True, None),
+    (DAY + timedelta(hours=6, minutes=40), 150, True, None),
+    (DAY + timedelta(hours=9, minutes=5), 200, False, None),
+    (DAY + timedelta(hours=9, minutes=43, seconds=20), 240, False, "retry"),  # due 09:38:20
+    (DAY + timedelta(hours=11, minutes=20), 30, True, "resume"),  # asked for 11:00
+    (DAY + timedelta(hours=12, minutes=5), 300, True, None),
+    (DAY + timedelta(hours=14, minutes=5), 600, False, None),  # its retry, due 14:45, waits
+]
+WEEK_ONLY = (DAY - timedelta(days=3, hours=-10), 45, True, None)  # in the week, not the day
+
+
+def host_runs(papi) -> int:  # type: ignore[no-untyped-def]
+    """The day of RUNS and the week's one more, written through the store as the sensor and
+    the run would: a failure's retry taken when its run starts, an operator's request due at
+    11:00 taken at 11:20, another due at 15:00 still waiting and one not due before 16:30.
+    Answers the count of requests open at NOW before any of these was written (its
+    approval's first run request among them: no sensor takes it here)."""
+    plugin = StoredPlugin(papi.engine, {**MANIFEST, "id": fresh_id("f")}, T0).register()
+    plugin.approve()
+    with papi.engine.connect() as conn:
+        open_before = len(open_run_requests(conn, NOW))
+    record = {"kind": "value", "series": "usd", "date": "2029-11-01", "fields": {"buy": 58}}
+    asked_for = (timedelta(hours=11), timedelta(hours=15), timedelta(hours=16, minutes=30))
+    with write_transaction(papi.engine) as conn:
+        resume, *_ = (
+            request_run(conn, plugin.id, plugin.version_id, RunTrigger.RESUME, "op@example.org",
+                        DAY, not_before=DAY + due)
+            for due in asked_for
+        )  # fmt: skip
+    for start, took, succeeded, asked in [WEEK_ONLY, *RUNS]:
+        request_id, trigger = None, RunTrigger.SCHEDULE
+        if asked is not None:
+            with write_transaction(papi.engine) as conn:
+                retries = [
+                    r.id
+                    for r in open_run_requests(conn, start)
+                    if r.plugin_id == plugin.id and r.trigger == "retry"
+                ]
+                due = resume if asked == "resume" else retries[0]
+                assert take_run_request(conn, due, start)
+            request_id, trigger = due, RunTrigger(asked)
+        run = RunFacts(
+            today=start.date(),
+            trigger=trigger,
+            started_at=start,
+            now=start + timedelta(seconds=took),
+            request_id=request_id,
+        )
+        if succeeded:
+            plugin.write([record], start.date(), run)
+        else:
+            plugin.fail(start.date(), run)
+    return open_before
+
+
+def drawn_pixels(page: Page, key: str) -> int:
+    """Pixels of a colour (not the greys of axes and grid) on the figure's canvas."""
+    return page.locator(f".chart-canvas[data-figure='{key}'] canvas").evaluate(
+        """canvas => {
+            const d = canvas.getContext("2d").getImageData(0, 0, canvas.width, canvas.height).data;
+            let n = 0;
+            for (let i = 0; i < d.length; i += 4) {
+                const [r, g, b, a] = d.slice(i, i + 4);
+                if (a > 0 && Math.max(r, g, b) - Math.min(r, g, b) > 30) n++;
+            }
+            return n;
+        }"""
+    )
+
+
+def test_an_operator_reads_the_runs_of_the_last_day_and_week_drawn(papi, browsing) -> None:
+    # Imported here: the axe scan's module imports this module's MANIFEST.
+    from tests.pages.test_accessibility import scan
+
+    papi.clock.moment = NOW
+    open_before = host_runs(papi)
+    operator = papi.signed_in("op@example.org", operator=True)
+    page = browsing.page(cookie=session_cookie(operator))
+    page.goto("/host")
+    figures = page.get_by_role("region", name="Runs of the last day")
+    expect(figures).to_contain_text(
+        f"Runs: 11. Queue now: {open_before + 2}. Longest wait from due to start: 1200 s."
+        " Run duration: median 120 s, 90th percentile 300 s, 99th 600 s."
+    )
+    expect(page.locator(".chart-canvas[data-drawn]")).to_have_count(2)
+    # Each hour of the day and the last hour's end: 25 x values, lines drawn in colour.
+    assert page.locator(".chart-canvas[data-figure='runs']").get_attribute("data-drawn") == "25"
+    assert drawn_pixels(page, "runs") > 0 and drawn_pixels(page, "waits") > 0
+    runs = figures.get_by_role("table", name="Runs per hour by outcome: totals")
+    assert runs.locator("tbody tr").all_inner_texts() == ["failure\t4", "success\t7"]
+    waits = figures.get_by_role("table", name="Longest wait from due to start per hour: totals")
+    assert waits.locator("tbody tr").all_inner_texts() == ["longest wait\t1200"]
+    answer = operator.get("/api/v1/host/figures?days=1").json()
+    waited = next(f for f in answer["figures"] if f["key"] == "waits")["lines"][0]["values"]
+    hours = next(f for f in answer["figures"] if f["key"] == "waits")["x"]
+    assert {h[11:13]: v for h, v in zip(hours, waited, strict=True) if v is not None} == {
+        "02": 90.0, "09": 300.0, "11": 1200.0
+    }  # fmt: skip
+    shot(page, "host-figures-drawn-desk")
+
+    page.get_by_role("navigation", name="Span of the figures").get_by_role(
+        "link", name="Last week"
+    ).click()
+    week = page.get_by_role("region", name="Runs of the last week")
+    expect(week).to_contain_text("Runs: 12.")
+    expect(week).to_contain_text("median 90 s, 90th percentile 300 s")  # 30 30 45 45 60 90 …
+    page.wait_for_selector(".chart-canvas[data-figure='runs'][data-drawn='169']")
+    week_runs = week.get_by_role("table", name="Runs per hour by outcome: totals")
+    assert week_runs.locator("tbody tr").all_inner_texts() == ["failure\t4", "success\t8"]
+    assert drawn_pixels(page, "runs") > 0
+    shot(page, "host-figures-week-desk")
+    assert scan(browsing, session_cookie(operator), "/host", "host-figures", charts=True) == []
 
 
 def test_an_operator_answers_held_with_the_first_missing_dates(papi, browsing) -> None:

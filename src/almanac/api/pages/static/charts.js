@@ -8,6 +8,13 @@
   var DAY = 86400;
   var INK = "#1f3b57", LIGHT = "#8aa1b5", TODAY = "#b3261e";
   var PALETTE = ["#1f3b57", "#b3261e", "#2e7d32", "#8a5a00", "#6a1b9a", "#00695c"];
+  // A run's outcome keeps its colour in every figure: success green, failure red.
+  var OUTCOME = { success: "#2e7d32", failure: "#b3261e" };
+  // Counts step by whole numbers: no axis says half a run.
+  var WHOLE = [1, 2, 5].reduce(function (all, m) {
+    for (var p = 1; p <= 1e9; p *= 10) all.push(m * p);
+    return all;
+  }, []).sort(function (a, b) { return a - b; });
 
   function seconds(day) {
     return Date.parse(day.length === 10 ? day + "T00:00:00Z" : day) / 1000;
@@ -107,17 +114,24 @@
       xs = [xs[0] - 3600].concat(xs, [xs[0] + 3600]);
       values = values.map(function (v) { return [null].concat(v, [null]); });
     }
+    var whole = c.lines.every(function (l) {
+      return l.values.every(function (v) { return v === null || v === Math.floor(v); });
+    });
     return {
       data: [xs].concat(values),
       series: [{}].concat(c.lines.map(function (l, i) {
-        var colour = PALETTE[i % PALETTE.length];
+        var colour = OUTCOME[l.label] || PALETTE[i % PALETTE.length];
+        // A step has nothing to hold to beside an hour or day with nothing counted (a wait
+        // of one hour alone): such lines mark each value with a point as well.
+        var gaps = l.values.some(function (v) { return v === null; });
         return perKey
           ? { label: l.label, stroke: colour, width: 2, paths: uPlot.paths.stepped({ align: 1 }),
-              points: { show: false } }
+              points: { show: gaps, size: 7, fill: colour } }
           : { label: l.label, stroke: colour, width: 0, points: { show: true, size: 7, fill: colour } };
       })),
       label: c.label,
       legend: c.lines.length > 1,
+      incrs: whole ? WHOLE : undefined,
     };
   }
 
@@ -138,6 +152,7 @@
       series: made.series,
       hooks: hooks,
     };
+    if (made.incrs) options.axes[1].incrs = made.incrs;
     box.textContent = "";
     var plot = new uPlot(options, made.data, box);
     box.setAttribute("data-drawn", String(made.data[0].length));
