@@ -95,7 +95,8 @@ def chart_series(manifest: Manifest, key: str, kept: Sequence[Series] = ()) -> S
             if series.kind == "item":
                 raise Invalid(f"series: {key} holds items, which have no figures to draw")
             return series
-    raise NotFound(f"series {key} is not a series of {manifest.id}")
+    drawn = ", ".join(s.key for s in (*manifest.series, *kept) if s.kind != "item")
+    raise NotFound(f"series {key} is not a series of {manifest.id}; its charts: {drawn}")
 
 
 def check_chart_range(value: str) -> ChartRange:
