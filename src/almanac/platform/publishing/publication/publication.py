@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import logging
+from collections.abc import Mapping
 from datetime import datetime
 
 from sqlalchemy import select
@@ -97,6 +98,20 @@ def publishable(db: Session, upload: PortalUpload) -> ReviewDecision:
     return decision
 
 
+def show_in_listing(
+    listing: StoreListing, upload: PortalUpload, files: Mapping[str, bytes]
+) -> None:
+    """The store shows this published upload: its listing.json, icon, category and the words a
+    search finds it by (at publish, and again when a publisher rolls back to it)."""
+    raw_listing = files.get(LISTING_FILE)
+    listing_doc = None if raw_listing is None else json.loads(raw_listing)
+    listing.upload_id = upload.id
+    listing.listing = listing_doc
+    listing.icon = files.get(ICON_FILE)
+    listing.category = None if listing_doc is None else listing_doc.get("category")
+    listing.words = listing_words(listing_doc, upload.plugin_id, upload.manifest.get("name"))
+
+
 def publish_approved(
     db: Session, upload: PortalUpload, by: str, now: datetime, *, rollout_id: int | None = None
 ) -> None:
@@ -146,8 +161,6 @@ def publish_approved(
     )
     upload.published_by = by
     upload.published_at = now
-    raw_listing = unpacked.files.get(LISTING_FILE)
-    listing_doc = None if raw_listing is None else json.loads(raw_listing)
     listing = db.get(StoreListing, upload.plugin_id)
     if listing is None:
         listing = StoreListing(
@@ -156,11 +169,7 @@ def publish_approved(
             listed=True,
         )
         db.add(listing)
-    listing.upload_id = upload.id
-    listing.listing = listing_doc
-    listing.icon = unpacked.files.get(ICON_FILE)
-    listing.category = None if listing_doc is None else listing_doc.get("category")
-    listing.words = listing_words(listing_doc, upload.plugin_id, code.manifest.raw.get("name"))
+    show_in_listing(listing, upload, unpacked.files)
     listing.published_at = now
     db.flush()
     log_move(

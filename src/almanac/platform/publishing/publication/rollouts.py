@@ -32,7 +32,10 @@ from almanac.platform.publishing.models import (
     UploadState,
 )
 from almanac.platform.publishing.publication.notices import tell_managers
-from almanac.platform.publishing.publication.publication import publish_approved
+from almanac.platform.publishing.publication.publication import (
+    publish_approved,
+    show_in_listing,
+)
 from almanac.platform.publishing.publication.rollout_states import UNDER_WAY, end
 from almanac.platform.publishing.uploads.diff import KINDS, record_diff
 from almanac.platform.publishing.uploads.upload_states import move
@@ -406,7 +409,7 @@ def roll_back(
         move(back, UploadState.PUBLISHED)
         listing = db.get(StoreListing, plugin_id)
         if listing is not None:
-            listing.upload_id = back.id
+            show_in_listing(listing, back, read_pack(back.archive).files)
     end(db, rollout, RolloutState.ROLLED_BACK, reason=why, by=by, now=now)
     return rollout_view(db, rollout)
 
