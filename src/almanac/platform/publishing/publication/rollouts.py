@@ -305,6 +305,16 @@ def _reason(reason: str) -> str:
     return cleaned
 
 
+def _asked(
+    db: Session, organization_id: int, actor: Account, plugin_id: str, reason: str, doing: str
+) -> tuple[Rollout, str]:
+    """A publisher's move on the plug-in's latest rollout: by owners and admins (or an agent
+    allowed to publish), with a reason; the rollout and the reason as kept."""
+    require_manager(db, organization_id, actor, doing)
+    why = _reason(reason)
+    return _latest(db, organization_id, plugin_id), why
+
+
 def _latest(db: Session, organization_id: int, plugin_id: str) -> Rollout:
     rollout = db.scalars(
         select(Rollout)
@@ -329,9 +339,7 @@ def promote(
 ) -> RolloutView:
     """Promote the shadowing version before its shadow period ends (owners and admins, or an
     agent allowed to publish); STATE-CONFLICT unless a rollout is shadowing."""
-    require_manager(db, organization_id, actor, "promote versions")
-    why = _reason(reason)
-    rollout = _latest(db, organization_id, plugin_id)
+    rollout, why = _asked(db, organization_id, actor, plugin_id, reason, "promote versions")
     if rollout.state != RolloutState.SHADOWING:
         raise Conflict(
             f"the rollout of {plugin_id} {rollout.version} is {rollout.state}; only a shadowing "
@@ -353,9 +361,7 @@ def stop(
 ) -> RolloutView:
     """Stop a rollout under way (shadowing or held): the current version keeps running, the
     new one stays approved and unpublished. STATE-CONFLICT when none is under way."""
-    require_manager(db, organization_id, actor, "stop rollouts")
-    why = _reason(reason)
-    rollout = _latest(db, organization_id, plugin_id)
+    rollout, why = _asked(db, organization_id, actor, plugin_id, reason, "stop rollouts")
     if RolloutState(rollout.state) not in UNDER_WAY:
         raise Conflict(
             f"the rollout of {plugin_id} {rollout.version} is {rollout.state}; only one "
@@ -380,9 +386,7 @@ def roll_back(
     current at once through the host's own roll back move (recorded, shown at the host), its
     upload published again. Records the rolled-back version wrote stay, as revisions once
     rewritten. STATE-CONFLICT unless the latest rollout is promoted and still current."""
-    require_manager(db, organization_id, actor, "roll back versions")
-    why = _reason(reason)
-    rollout = _latest(db, organization_id, plugin_id)
+    rollout, why = _asked(db, organization_id, actor, plugin_id, reason, "roll back versions")
     conn = db.connection()
     current = conn.execute(
         select(versions.c.digest)
