@@ -23,12 +23,15 @@ import subprocess
 import sys
 import tempfile
 import threading
-from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+import time
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
 
 import psycopg
+import pytest
 
 REPO = Path(__file__).resolve().parents[2]
 PUBLIC = "93.184.216.34"
@@ -109,37 +112,125 @@ def server_address(server_url: str) -> tuple[str, int]:
     return parts.hostname or "127.0.0.1", parts.port or 5432
 
 
+@dataclass(frozen=True)
+class NamespaceRun:
+    """pytest on `module` (only its test `test`, when given) in a namespace of its own, with
+    `env` beside this process's environment, killed after `timeout` seconds."""
+
+    module: Path
+    env: Mapping[str, str]
+    timeout: float
+    test: str | None = None
+
+
+class Started:
+    """A `NamespaceRun` started now, its output read as it comes, awaited by `result`."""
+
+    def __init__(self, run: NamespaceRun) -> None:
+        unshare = shutil.which("unshare")
+        assert unshare, "util-linux unshare is needed (the locked room needs namespaces too)"
+        assert os.geteuid() == 0, "the service's locked room and these namespaces need root"
+        target = str(run.module) if run.test is None else f"{run.module}::{run.test}"
+        self.args = [
+            unshare, "--net", "--mount", "--propagation", "private",
+            sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-x", "-q", "-s", target,
+        ]  # fmt: skip
+        self.timeout = run.timeout
+        self._began = time.monotonic()
+        self._process = subprocess.Popen(
+            self.args,
+            cwd=REPO,
+            env={**os.environ, **run.env, INSIDE: "1"},
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        self._output: tuple[str, str] = ("", "")
+        # Read in a thread: a run awaited after another's must not stop on a full pipe meanwhile.
+        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._reader.start()
+
+    def _read(self) -> None:
+        self._output = self._process.communicate()
+
+    def done(self) -> bool:
+        return not self._reader.is_alive()
+
+    def result(self) -> subprocess.CompletedProcess[str]:
+        """The run's output once it ended; TimeoutExpired (the run killed) past its timeout."""
+        self._reader.join(max(0.0, self.timeout - (time.monotonic() - self._began)))
+        if self._reader.is_alive():
+            self._process.kill()
+            self._reader.join()
+            raise subprocess.TimeoutExpired(self.args, self.timeout, *self._output)
+        return subprocess.CompletedProcess(self.args, self._process.returncode, *self._output)
+
+    def stop(self) -> None:
+        if not self.done():
+            self._process.kill()
+            self._reader.join()
+
+
 def run_module_in_namespace(
     module: Path, env: Mapping[str, str], *, timeout: float, test: str | None = None
 ) -> subprocess.CompletedProcess[str]:
     """pytest on `module` (only its test `test`, when given) in a new network and mount
     namespace; its output is returned."""
-    unshare = shutil.which("unshare")
-    assert unshare, "util-linux unshare is needed (the locked room needs namespaces too)"
-    assert os.geteuid() == 0, "the service's locked room and these namespaces need root"
-    return subprocess.run(
-        [
-            unshare,
-            "--net",
-            "--mount",
-            "--propagation",
-            "private",
-            sys.executable,
-            "-m",
-            "pytest",
-            "-p",
-            "no:cacheprovider",
-            "-x",
-            "-q",
-            "-s",
-            str(module) if test is None else f"{module}::{test}",
-        ],
-        cwd=REPO,
-        env={**os.environ, **env, INSIDE: "1"},
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-    )
+    return Started(NamespaceRun(module, env, timeout, test)).result()
+
+
+Planned = Callable[[ExitStack], NamespaceRun]
+"""How a test's namespace run is made: what it needs for as long as it goes (a database and
+its relay) entered into the stack, which closes when the module's tests are done."""
+
+
+class Ahead:
+    """The namespace runs of one test module's selected tests, started ahead of the tests that
+    read them, at most `most` at a time in the tests' order. Such a run spends most of its time
+    waiting on the service it started (its start, sensor ticks, runs), so two side by side take
+    little longer than one, and the module far less than their sum."""
+
+    def __init__(self, planned: Mapping[str, Planned], order: list[str], most: int) -> None:
+        self._planned = planned
+        self._waiting = [name for name in order if name in planned]
+        self._started: dict[str, Started] = {}
+        self._most = most
+        self._stack = ExitStack()
+
+    @classmethod
+    @contextmanager
+    def of_module(
+        cls, request: pytest.FixtureRequest, planned: Mapping[str, Planned], most: int = 2
+    ) -> Iterator[Ahead]:
+        """For a module-scoped fixture: the module's selected tests among `planned`."""
+        order = [item.name for item in request.session.items if item.module is request.module]
+        ahead = cls(planned, order, most)
+        with ahead._stack:
+            try:
+                ahead._fill()
+                yield ahead
+            finally:
+                for started in ahead._started.values():
+                    started.stop()
+
+    def _fill(self) -> None:
+        going = sum(not started.done() for started in self._started.values())
+        while self._waiting and going < self._most:
+            self._start(self._waiting[0])
+            going += 1
+
+    def _start(self, name: str) -> Started:
+        self._waiting.remove(name)
+        started = self._started[name] = Started(self._planned[name](self._stack))
+        return started
+
+    def result(self, name: str) -> subprocess.CompletedProcess[str]:
+        """The run of test `name` (started now if it was not yet), once it ended."""
+        started = self._started.get(name) or self._start(name)
+        try:
+            return started.result()
+        finally:
+            self._fill()
 
 
 def loopback_up() -> None:

@@ -7,9 +7,13 @@ run) are printed here."""
 from __future__ import annotations
 
 import subprocess
+from collections.abc import Iterator
+from contextlib import ExitStack
 from pathlib import Path
 
-from tests.service.namespace import fresh_database_through_a_relay, run_module_in_namespace
+import pytest
+
+from tests.service.namespace import Ahead, NamespaceRun, fresh_database_through_a_relay
 
 INSIDE = Path(__file__).resolve().parent / "inside_up_faults.py"
 FIGURES = (
@@ -32,25 +36,45 @@ def _passed(done: subprocess.CompletedProcess[str]) -> None:
     assert done.returncode == 0, done.stdout[-20000:] + done.stderr[-5000:]
 
 
-def test_almanac_up_on_postgresql_keeps_one_outcome_when_every_backend_is_terminated(
-    postgres_server_url: str,
-) -> None:
-    with fresh_database_through_a_relay(postgres_server_url, "almanac_faults") as url:
-        done = run_module_in_namespace(
+TERMINATED = "test_almanac_up_on_postgresql_keeps_one_outcome_when_every_backend_is_terminated"
+DISK_FULL = "test_almanac_up_on_its_embedded_default_keeps_one_outcome_when_its_disk_fills"
+
+
+@pytest.fixture(scope="module")
+def ahead(request: pytest.FixtureRequest, postgres_server_url: str) -> Iterator[Ahead]:
+    """Both faults' services started at once (`namespace.Ahead`): each mostly waits on its
+    runs and its sensors' ticks."""
+
+    def terminated(stack: ExitStack) -> NamespaceRun:
+        url = stack.enter_context(
+            fresh_database_through_a_relay(postgres_server_url, "almanac_faults")
+        )
+        return NamespaceRun(
             INSIDE,
             {"UP_DATABASE_URL": url},
             timeout=1500,
             test="test_terminating_every_backend_while_a_run_writes_keeps_one_outcome",
         )
-    _passed(done)
 
-
-def test_almanac_up_on_its_embedded_default_keeps_one_outcome_when_its_disk_fills() -> None:
-    _passed(
-        run_module_in_namespace(
+    def disk_full(_: ExitStack) -> NamespaceRun:
+        return NamespaceRun(
             INSIDE,
             {},
             timeout=1500,
             test="test_a_full_disk_while_a_run_writes_keeps_one_outcome_on_the_embedded_default",
         )
-    )
+
+    with Ahead.of_module(request, {TERMINATED: terminated, DISK_FULL: disk_full}) as started:
+        yield started
+
+
+def test_almanac_up_on_postgresql_keeps_one_outcome_when_every_backend_is_terminated(
+    ahead: Ahead,
+) -> None:
+    _passed(ahead.result(TERMINATED))
+
+
+def test_almanac_up_on_its_embedded_default_keeps_one_outcome_when_its_disk_fills(
+    ahead: Ahead,
+) -> None:
+    _passed(ahead.result(DISK_FULL))

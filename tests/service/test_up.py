@@ -2,37 +2,69 @@
 `namespace.py`), so the example plug-ins it approves and runs reach nothing outside the
 machine: on its embedded default, and on it and on a fresh PostgreSQL database where a plug-in
 registered and approved over HTTP becomes an asset in the running webserver, runs, is
-backfilled from the webserver and has its records read back."""
+backfilled from the webserver and has its records read back. The three starts go two at a time
+(`namespace.Ahead`): each mostly waits on the service it started."""
 
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
+from contextlib import ExitStack
 from pathlib import Path
 
-from tests.service.namespace import fresh_database_through_a_relay, run_module_in_namespace
+import pytest
+
+from tests.service.namespace import (
+    Ahead,
+    NamespaceRun,
+    Planned,
+    fresh_database_through_a_relay,
+)
 from tests.service.up import EXAMPLES, REPO
 
 HERE = Path(__file__).resolve().parent
 
 
-def _passed(done) -> None:  # type: ignore[no-untyped-def]
+def _on_postgresql(server_url: str) -> Planned:
+    def planned(stack: ExitStack) -> NamespaceRun:
+        url = stack.enter_context(fresh_database_through_a_relay(server_url, "almanac_up"))
+        return NamespaceRun(HERE / "inside_up_runs.py", {"UP_DATABASE_URL": url}, timeout=900)
+
+    return planned
+
+
+@pytest.fixture(scope="module")
+def ahead(request: pytest.FixtureRequest, postgres_server_url: str) -> Iterator[Ahead]:
+    planned: dict[str, Planned] = {
+        "test_almanac_up_on_its_embedded_default": lambda _: NamespaceRun(
+            HERE / "inside_up_embedded.py", {}, timeout=900
+        ),
+        "test_almanac_up_on_a_fresh_postgresql_database": _on_postgresql(postgres_server_url),
+        "test_almanac_up_on_its_embedded_default_runs_and_shows_a_plugin_approved_later": (
+            lambda _: NamespaceRun(HERE / "inside_up_runs.py", {}, timeout=900)
+        ),
+    }
+    with Ahead.of_module(request, planned) as started:
+        yield started
+
+
+def _passed(ahead: Ahead, test: str) -> None:
+    done = ahead.result(test)
     assert done.returncode == 0, done.stdout[-20000:] + done.stderr[-5000:]
 
 
-def test_almanac_up_on_its_embedded_default() -> None:
-    _passed(run_module_in_namespace(HERE / "inside_up_embedded.py", {}, timeout=900))
+def test_almanac_up_on_its_embedded_default(ahead: Ahead) -> None:
+    _passed(ahead, "test_almanac_up_on_its_embedded_default")
 
 
-def test_almanac_up_on_a_fresh_postgresql_database(postgres_server_url: str) -> None:
-    with fresh_database_through_a_relay(postgres_server_url, "almanac_up") as url:
-        done = run_module_in_namespace(
-            HERE / "inside_up_runs.py", {"UP_DATABASE_URL": url}, timeout=900
-        )
-    _passed(done)
+def test_almanac_up_on_a_fresh_postgresql_database(ahead: Ahead) -> None:
+    _passed(ahead, "test_almanac_up_on_a_fresh_postgresql_database")
 
 
-def test_almanac_up_on_its_embedded_default_runs_and_shows_a_plugin_approved_later() -> None:
-    _passed(run_module_in_namespace(HERE / "inside_up_runs.py", {}, timeout=900))
+def test_almanac_up_on_its_embedded_default_runs_and_shows_a_plugin_approved_later(
+    ahead: Ahead,
+) -> None:
+    _passed(ahead, "test_almanac_up_on_its_embedded_default_runs_and_shows_a_plugin_approved_later")
 
 
 def test_a_second_start_approves_nothing_and_a_changed_example_stays_pending(
