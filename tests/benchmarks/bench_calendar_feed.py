@@ -13,7 +13,10 @@ ahead, the default window):
 Prints the API worker's resident memory after the warm-up and after the reads.
 
 Run: ALMANAC_TEST_DATABASE_URL=postgresql+psycopg://postgres@127.0.0.1:5432/postgres \
-     .venv/bin/python tests/benchmarks/bench_calendar_feed.py [--quick] [--sizes 10000,100000]
+     .venv/bin/python tests/benchmarks/bench_calendar_feed.py [--quick] [--sizes 10000,100000] \
+     [--api-workers N]
+`--api-workers 2` starts the API as `ALMANAC_API_WORKERS=2` does (its line is kept apart, in
+`calendar_feed_postgresql_2_workers.json`).
 Sizes 10,000 and 100,000 (--quick: 10,000 and 50,000). Needs `wrk`.
 """
 
@@ -76,7 +79,10 @@ def main() -> None:
             plugin.write(value_batch(SERIES, days, today, revise_every=100), today)
             secret = feed_secret(engine, [plugin.id])
             engine.dispose()
-            with api_server(url) as api, httpx.Client(base_url=api.base, timeout=120) as client:
+            with (
+                api_server(url, args.api_workers) as api,
+                httpx.Client(base_url=api.base, timeout=120) as client,
+            ):
                 path = f"/api/v1/feeds/{secret}.ics"
                 for _ in range(5):  # warm-up: manifest parsed, connections pooled
                     answer = client.get(path)
@@ -115,7 +121,8 @@ def main() -> None:
         print(f"  {size:,} records: drawn p95 {drawn.p95_ms:.1f} ms, "
               f"304s {polls.per_second:,.0f}/s", flush=True)  # fmt: skip
     print(
-        f"\nreader's calendar feed of one value plug-in ({SERIES} daily series), {args.store}; "
+        f"\nreader's calendar feed of one value plug-in ({SERIES} daily series), {args.store}, "
+        f"{args.api_workers} API worker(s); "
         f"drawn: {DRAWN} new windows one after another; kept: wrk 1 connection; 304: wrk 4 "
         f"connections; {args.seconds} s each"
     )
@@ -127,10 +134,17 @@ def main() -> None:
     slowest = min(p["not_modified_per_second"] for p in points)
     print(f"304s a second, fewest: {slowest:,.0f} (goal at least {GOAL_304:,.0f}: "
           f"{'met' if slowest >= GOAL_304 else 'MISSED'})")  # fmt: skip
+    workers = f"_{args.api_workers}_workers" if args.api_workers > 1 else ""
     emit(
-        f"calendar_feed_{args.store}",
+        f"calendar_feed_{args.store}{workers}",
         args,
-        {"store": args.store, "x": "records", "points": points, "goal_304_per_second": GOAL_304},
+        {
+            "store": args.store,
+            "x": "records",
+            "points": points,
+            "goal_304_per_second": GOAL_304,
+            "api_workers": args.api_workers,
+        },
     )
 
 

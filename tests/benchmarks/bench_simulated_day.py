@@ -19,6 +19,11 @@ sensor tick (the one that submits the hour's runs), and one JSON line of the fig
         [--slots N] [--quick]
 
 `--quick`: 30 plug-ins over 2 hours. For 3,000 hourly plug-ins: `3000 3 --slots 4`.
+`--stop-after M`: stop after M real minutes and print what the day reached by then: the runs
+done, the due runs still queued or going (not counted missed), their wait so far (the longest
+wait is then at least that), the runs a minute done and the minutes the due runs would take
+at that pace. For a size whose hour outlasts the machine's patience (3,000 hourly plug-ins on
+2 cores: `3000 1 --slots 4 --stop-after 15`).
 """
 
 from __future__ import annotations
@@ -52,28 +57,35 @@ START = datetime(2026, 6, 1, 0, 0, tzinfo=UTC)
 WAIT_GOAL = timedelta(minutes=10)
 
 
-def main(count: int, hours: int, slots: int) -> None:
+def main(count: int, hours: int, slots: int, stop_after: float | None = None) -> None:
     os.environ.setdefault(
         "ALMANAC_TEST_DATABASE_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/postgres"
     )
     work = Path(tempfile.mkdtemp(prefix="bench-day-"))
     try:
         with fresh_postgres_engine("day") as engine:
-            run_day(work, engine, count, hours, slots)
+            run_day(work, engine, count, hours, slots, stop_after)
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
 
-def run_day(work: Path, engine: Any, count: int, hours: int, slots: int) -> None:
+def run_day(
+    work: Path, engine: Any, count: int, hours: int, slots: int, stop_after: float | None
+) -> None:
     ids = [f"day-{n:04d}" for n in range(count)]
     began = time.perf_counter()
     register_hourly(engine, work, ids, START - timedelta(minutes=1))
     print(f"{count} plug-ins registered and approved in {time.perf_counter() - began:.1f} s")
     end = START + timedelta(hours=hours)
+    stopped_at: datetime | None = None
     with production(work, engine, ids, slots=slots, clock_at=START - timedelta(seconds=1)) as made:
         day_began = time.perf_counter()
         with Daemons(made, START, end) as daemons:
             while not daemons.errors:
+                if stop_after is not None and time.perf_counter() - day_began > stop_after * 60:
+                    stopped_at = daemons.clock()
+                    print(f"   stopped after {stop_after:g} real minutes", flush=True)
+                    break
                 if daemons.idle():
                     after = daemons.clock()
                     following = after.replace(minute=0, second=0, microsecond=0) + timedelta(
@@ -91,9 +103,33 @@ def run_day(work: Path, engine: Any, count: int, hours: int, slots: int) -> None
         if daemons.errors:
             raise daemons.errors[0]
         day_s = time.perf_counter() - day_began
+        if stopped_at is not None:
+            _let_launched_runs_end(made.instance)
         dagster_runs = list(made.instance.get_runs())
         ticks = daemons.ticks
-    report(engine, ids, hours, slots, dagster_runs, ticks, day_s)
+    report(engine, ids, hours, slots, dagster_runs, ticks, day_s, stopped_at)
+
+
+UNFINISHED = frozenset(
+    {
+        dg.DagsterRunStatus.QUEUED,
+        dg.DagsterRunStatus.NOT_STARTED,
+        dg.DagsterRunStatus.STARTING,
+        dg.DagsterRunStatus.STARTED,
+    }
+)
+"""A run's Dagster states while it still waits or goes: at a `--stop-after` stop, not failed."""
+WAITING = frozenset({dg.DagsterRunStatus.QUEUED.value, dg.DagsterRunStatus.NOT_STARTED.value})
+"""Of those, the states of a run not launched yet: at the stop it has waited at least so long."""
+
+
+def _let_launched_runs_end(instance: dg.DagsterInstance, seconds: float = 120) -> None:
+    """After a `--stop-after` stop (the queue no longer launches): the runs already launched
+    end before the database goes, else their workers outlive the benchmark."""
+    launched = dg.RunsFilter(statuses=[dg.DagsterRunStatus.STARTING, dg.DagsterRunStatus.STARTED])
+    deadline = time.monotonic() + seconds
+    while instance.get_run_ids(launched) and time.monotonic() < deadline:
+        time.sleep(0.5)
 
 
 def report(
@@ -104,6 +140,7 @@ def report(
     dagster_runs: list[dg.DagsterRun],
     ticks: list[tuple[datetime, float]],
     day_s: float,
+    stopped_at: datetime | None = None,
 ) -> None:
     with engine.connect() as conn:
         kept = {
@@ -126,20 +163,29 @@ def report(
                 "plugin": run.tags.get(TAG_PLUGIN),
                 "due": run.tags.get(TAG_SCHEDULED_FOR),
                 "status": run.status.value,
+                "unfinished": run.status in UNFINISHED,
                 "start": row.started_at if row else None,
                 "end": row.ended_at if row else None,
             }
         )
-    expected = {(p, (START + timedelta(hours=h)).isoformat()) for p in ids for h in range(hours)}
+    dues = [START + timedelta(hours=h) for h in range(hours)]
+    if stopped_at is not None:
+        dues = [due for due in dues if due <= stopped_at]
+    expected = {(p, due.isoformat()) for p in ids for due in dues}
     done = Counter((r["plugin"], r["due"]) for r in runs if r["status"] == "SUCCESS")
-    failed = [r for r in runs if r["status"] != "SUCCESS"]
-    missed = expected - set(done)
+    pending = [r for r in runs if stopped_at is not None and r["status"] in WAITING]
+    going = {(r["plugin"], r["due"]) for r in runs if stopped_at is not None and r["unfinished"]}
+    failed = [r for r in runs if r["status"] != "SUCCESS" and (r["plugin"], r["due"]) not in going]
+    missed = expected - set(done) - going
     twice = [key for key, n in done.items() if n > 1]
     waits = [
         (r["start"] - datetime.fromisoformat(r["due"])).total_seconds()
         for r in runs
         if r["due"] and r["start"]
     ]
+    if stopped_at is not None:
+        # A run not started by the stop has waited at least until it.
+        waits += [(stopped_at - datetime.fromisoformat(r["due"])).total_seconds() for r in pending]
     over = [w for w in waits if w > WAIT_GOAL.total_seconds()]
     spans = [(r["start"], r["end"], r["plugin"]) for r in runs if r["start"] and r["end"]]
     most = most_at_once(spans)
@@ -152,10 +198,18 @@ def report(
         "slot(s), PostgreSQL, production launcher"
     )
     print(f"   runs done:                          {sum(done.values())} of {len(expected)} due")
+    if stopped_at is not None:
+        pace = sum(done.values()) / (day_s / 60)
+        print(
+            f"   at the stop ({stopped_at:%H:%M:%S}):         {len(going)} due runs queued or going"
+        )
+        print(f"   runs a minute done:                 {pace:.1f}")
+        print(f"   the due runs at that pace:          {len(expected) / pace:.1f} minutes")
     print(f"   missed / twice / failed:            {len(missed)} / {len(twice)} / {len(failed)}")
     print(f"   most runs going at once:            {most} (slots {slots})")
     print(f"   runs of one plug-in at once:        {same_plugin} times")
-    print(f"   longest wait from due to start:     {max(waits, default=0):.1f} s")
+    at_least = "at least " if stopped_at is not None and pending else ""
+    print(f"   longest wait from due to start:     {at_least}{max(waits, default=0):.1f} s")
     print(f"   waits over {WAIT_GOAL.seconds // 60} minutes:                {len(over)}")
     print(f"   a run, start to end (store):        {statistics.median(span_s) * 1000:.0f} ms")
     print(
@@ -186,6 +240,12 @@ def report(
         "quiet_tick_median_ms": round(statistics.median(quiet) * 1000) if quiet else None,
         "real_s": round(day_s),
     }
+    if stopped_at is not None:
+        figures |= {
+            "stopped_after_real_s": round(day_s),
+            "unfinished_at_stop": len(going),
+            "runs_a_minute": round(sum(done.values()) / (day_s / 60), 1),
+        }
     print(json.dumps(figures, sort_keys=True))
 
 
@@ -218,7 +278,10 @@ if __name__ == "__main__":
     parser.add_argument("hours", type=int, nargs="?", default=24)
     parser.add_argument("--slots", type=int, default=1)
     parser.add_argument("--quick", action="store_true", help="30 plug-ins over 2 hours")
+    parser.add_argument(
+        "--stop-after", type=float, metavar="MINUTES", help="stop after this many real minutes"
+    )
     args = parser.parse_args()
     if args.quick:
         args.plugins, args.hours = 30, 2
-    main(args.plugins, args.hours, args.slots)
+    main(args.plugins, args.hours, args.slots, args.stop_after)

@@ -139,6 +139,9 @@ def records_as_of(ax: Axes, r: Result) -> None:
 def sensor_tick(ax: Axes, r: Result) -> None:
     _line(ax, r, "plugins", "decision_ms", "due decision (every plug-in), ms", color="tab:blue")
     _line(ax, r, "plugins", "submission_ms_a_run", "submission a run, ms", color="tab:orange")
+    code_server = [p["cpu_ms_a_run"]["code server"] for p in r["points"]]
+    ax.plot(_xs(r, "plugins"), code_server, marker="o", linestyle=":", color="tab:orange",
+            label="the code server's CPU a run, ms")  # fmt: skip
     decision, submission = r["decision_goal_ms"], r["submission_goal_ms"]
     _goal(ax, decision, f"goal decision at 10,000: under {decision:g} ms", "tab:blue")
     _goal(ax, submission, f"goal submission: under {submission:g} ms a run", "tab:orange")

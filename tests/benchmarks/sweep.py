@@ -50,6 +50,13 @@ def arguments(description: str, full: Sequence[int], quick: Sequence[int]) -> ar
     parser.add_argument("--seconds", type=int, default=None, help="seconds of each wrk phase")
     parser.add_argument("--store", choices=("postgresql", "sqlite"), default="postgresql")
     parser.add_argument(
+        "--api-workers",
+        type=int,
+        default=1,
+        metavar="N",
+        help="uvicorn workers of the API (ALMANAC_API_WORKERS; 1, as `almanac up` starts it)",
+    )
+    parser.add_argument(
         "--keep",
         metavar="NAME",
         help="PostgreSQL: use the database NAME, made if missing and kept at the end, so a "
@@ -117,15 +124,21 @@ def analyze(database_url: str) -> None:
 class Api:
     base: str
     pid: int
+    workers: int = 1
 
     def rss_mb(self) -> float:
-        return rss_mb(self.pid)
+        """The worker's resident memory; with several, the largest worker's (uvicorn's
+        supervisor answers nothing itself)."""
+        if self.workers == 1:
+            return rss_mb(self.pid)
+        children = Path(f"/proc/{self.pid}/task/{self.pid}/children").read_text().split()
+        return max(rss_mb(int(child)) for child in children)
 
 
 @contextmanager
-def api_server(database_url: str) -> Iterator[Api]:
+def api_server(database_url: str, workers: int = 1) -> Iterator[Api]:
     """The service's API (`almanac.service:api_app`, one uvicorn worker as `almanac up` starts
-    it) on a free loopback port, answering /health."""
+    it, or `workers`) on a free loopback port, answering /health."""
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
@@ -141,7 +154,7 @@ def api_server(database_url: str) -> Iterator[Api]:
     process = subprocess.Popen(
         [sys.executable, "-m", "uvicorn", "almanac.service:api_app", "--factory",
          "--host", "127.0.0.1", "--port", str(port), "--log-level", "warning",
-         "--no-access-log"],
+         "--no-access-log", *(["--workers", str(workers)] if workers > 1 else [])],
         env=env, cwd=ROOT,
     )  # fmt: skip
     base = f"http://127.0.0.1:{port}"
@@ -155,7 +168,7 @@ def api_server(database_url: str) -> Iterator[Api]:
             time.sleep(0.1)
         else:
             raise RuntimeError("the API did not start")
-        yield Api(base, process.pid)
+        yield Api(base, process.pid, workers)
     finally:
         process.terminate()
         process.wait(10)
